@@ -1,0 +1,61 @@
+//! DCTCP step marking (Alizadeh et al., SIGCOMM 2010; RFC 8257 switch side): RED with w_q = 1,
+//! min_th = max_th = K, max_p = 1 — mark every ECT packet when the instantaneous queue exceeds K.
+//! Guidance: K > C·RTT/7.
+
+use super::{QueueCtx, Verdict};
+
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    /// K in bytes.
+    pub threshold: u64,
+    /// Decide on the queue left behind at dequeue instead of the queue seen on arrival.
+    pub at_dequeue: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct DctcpRed {
+    pub params: Params,
+}
+
+impl DctcpRed {
+    pub fn new(params: Params) -> Self {
+        DctcpRed { params }
+    }
+
+    /// The arriving packet sees `queue_bytes` ahead of it: mark when q > K.
+    #[inline]
+    pub fn on_enqueue(&self, ctx: &QueueCtx) -> Verdict {
+        if !self.params.at_dequeue && ctx.queue_bytes > self.params.threshold {
+            Verdict::Mark
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    #[inline]
+    pub fn on_dequeue(&self, ctx: &QueueCtx) -> Verdict {
+        if self.params.at_dequeue && ctx.queue_bytes > self.params.threshold {
+            Verdict::Mark
+        } else {
+            Verdict::Pass
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn ctx(q: u64) -> QueueCtx {
+        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
+    }
+    #[test]
+    fn marks_strictly_above_k() {
+        let a = DctcpRed::new(Params { threshold: 30_000, at_dequeue: false });
+        assert_eq!(a.on_enqueue(&ctx(30_000)), Verdict::Pass);
+        assert_eq!(a.on_enqueue(&ctx(30_001)), Verdict::Mark);
+        assert_eq!(a.on_dequeue(&ctx(90_000)), Verdict::Pass);
+        let d = DctcpRed::new(Params { threshold: 30_000, at_dequeue: true });
+        assert_eq!(d.on_enqueue(&ctx(90_000)), Verdict::Pass);
+        assert_eq!(d.on_dequeue(&ctx(30_001)), Verdict::Mark);
+    }
+}

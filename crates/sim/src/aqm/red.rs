@@ -1,0 +1,137 @@
+//! RED with Kmin/Kmax/Pmax — the piecewise-linear curve that DCQCN and ACC use:
+//!   p(q) = 0 for q ≤ Kmin;  Pmax·(q − Kmin)/(Kmax − Kmin) for Kmin < q ≤ Kmax;  1 for q > Kmax,
+//! one independent Bernoulli draw per packet. `q` is the instantaneous queue, or (with `weight`) Floyd &
+//! Jacobson's EWMA avg ← (1 − w)·avg + w·q, decayed over idle periods by (1 − w)^m with m the packets the
+//! link could have sent while idle.
+
+use super::{QueueCtx, Verdict};
+use crate::rng::{self, Rng};
+use crate::units::{Time, SEC};
+
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    pub kmin: u64,
+    pub kmax: u64,
+    pub pmax: f64,
+    /// EWMA weight; `None` = instantaneous queue.
+    pub weight: Option<f64>,
+    pub at_dequeue: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct State {
+    pub avg: f64,
+    /// When the queue last became empty (`None` while busy).
+    pub idle_since: Option<Time>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Red {
+    pub params: Params,
+    pub state: State,
+}
+
+impl Red {
+    pub fn new(params: Params) -> Self {
+        Red { params, state: State::default() }
+    }
+
+    /// Marking probability for queue length q (bytes).
+    pub fn probability(&self, q: f64) -> f64 {
+        let p = &self.params;
+        if q <= p.kmin as f64 {
+            0.0
+        } else if q <= p.kmax as f64 {
+            if p.kmax == p.kmin {
+                1.0
+            } else {
+                p.pmax * (q - p.kmin as f64) / (p.kmax - p.kmin) as f64
+            }
+        } else {
+            1.0
+        }
+    }
+
+    fn signal(&mut self, ctx: &QueueCtx) -> f64 {
+        let q = ctx.queue_bytes as f64;
+        match self.params.weight {
+            None => q,
+            Some(w) => {
+                if let Some(t0) = self.state.idle_since.take() {
+                    // m = idle time / typical transmission time of an MTU packet
+                    let t_tx = ctx.mtu as f64 * 8.0 * SEC as f64 / ctx.port_rate as f64;
+                    let m = (ctx.now.saturating_sub(t0)) as f64 / t_tx;
+                    self.state.avg *= libm::pow(1.0 - w, m);
+                }
+                self.state.avg = (1.0 - w) * self.state.avg + w * q;
+                self.state.avg
+            }
+        }
+    }
+
+    fn decide(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+        let q = self.signal(ctx);
+        let p = self.probability(q);
+        if p >= 1.0 || (p > 0.0 && rng::unit(rng) < p) {
+            Verdict::Mark
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    #[inline]
+    pub fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+        if self.params.at_dequeue {
+            return Verdict::Pass;
+        }
+        self.decide(ctx, rng)
+    }
+
+    #[inline]
+    pub fn on_dequeue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+        if !self.params.at_dequeue {
+            return Verdict::Pass;
+        }
+        self.decide(ctx, rng)
+    }
+
+    pub fn on_empty(&mut self, now: Time) {
+        self.state.idle_since = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn ctx(q: u64) -> QueueCtx {
+        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
+    }
+    #[test]
+    fn curve() {
+        let r = Red::new(Params { kmin: 100, kmax: 300, pmax: 0.2, weight: None, at_dequeue: false });
+        assert_eq!(r.probability(100.0), 0.0);
+        assert!((r.probability(200.0) - 0.1).abs() < 1e-12);
+        assert_eq!(r.probability(301.0), 1.0);
+    }
+    #[test]
+    fn marking_frequency_matches_probability() {
+        let mut r = Red::new(Params { kmin: 0, kmax: 1000, pmax: 0.5, weight: None, at_dequeue: false });
+        let mut rng = crate::rng::stream(3, "red", 0);
+        let n = 100_000;
+        let marks = (0..n).filter(|_| r.on_enqueue(&ctx(500), &mut rng) == Verdict::Mark).count();
+        let f = marks as f64 / n as f64;
+        assert!((f - 0.25).abs() < 0.01, "{f}");
+    }
+    #[test]
+    fn average_follows_slowly() {
+        let mut r = Red::new(Params { kmin: 1000, kmax: 2000, pmax: 1.0, weight: Some(0.002), at_dequeue: false });
+        let mut rng = crate::rng::stream(3, "red", 0);
+        // A sudden large queue does not cross kmin on the average at once.
+        assert_eq!(r.on_enqueue(&ctx(100_000), &mut rng), Verdict::Pass);
+        assert!((r.state.avg - 200.0).abs() < 1e-9);
+        for _ in 0..5000 {
+            r.on_enqueue(&ctx(100_000), &mut rng);
+        }
+        assert_eq!(r.on_enqueue(&ctx(100_000), &mut rng), Verdict::Mark);
+    }
+}

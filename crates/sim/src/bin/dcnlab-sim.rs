@@ -1,0 +1,83 @@
+//! `dcnlab-sim run SCENARIO.toml [-o DIR]` / `dcnlab-sim validate SCENARIO.toml`: the Rust core alone.
+//! The user-facing CLI is the Python `dcnlab`; this binary is for benchmarks and for Rust-only use.
+
+use dcnlab_sim::{Scenario, Sim};
+use std::process::ExitCode;
+
+fn usage() -> ExitCode {
+    eprintln!("usage: dcnlab-sim run SCENARIO.toml [-o DIR] | dcnlab-sim validate SCENARIO.toml");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 2 {
+        return usage();
+    }
+    let (cmd, path) = (&args[0], &args[1]);
+    let mut out = None;
+    let mut i = 2;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-o" | "--out" if i + 1 < args.len() => {
+                out = Some(args[i + 1].clone());
+                i += 2;
+            }
+            other => {
+                eprintln!("error: unknown option `{other}`");
+                return usage();
+            }
+        }
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read scenario file `{path}`: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cmd.as_str() {
+        "validate" => match Scenario::from_toml(&text).and_then(|s| Sim::new(&s).map(|_| ())) {
+            Ok(()) => {
+                println!("ok: {path}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
+        "run" => {
+            let sim = match Sim::from_toml(&text) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let rec = sim.run();
+            let m = &rec.meta;
+            println!(
+                "{}: {} flows ({} finished), {:.1} us simulated, {} events, {} packet-hops, {:.2} s CPU, {:.2} M hops/CPU-s, peak RSS {:.1} MB",
+                m.name,
+                m.flows_total,
+                m.flows_finished,
+                m.sim_time_us,
+                m.events,
+                m.packet_hops,
+                m.cpu_s,
+                m.packet_hops as f64 / m.cpu_s.max(1e-9) / 1e6,
+                m.peak_rss_bytes as f64 / 1e6
+            );
+            println!("drops: {:?}; conservation holds: {}", m.drops, m.conservation.holds());
+            if let Some(dir) = out {
+                if let Err(e) = rec.write_dir(std::path::Path::new(&dir)) {
+                    eprintln!("error: cannot write records to `{dir}`: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        _ => usage(),
+    }
+}

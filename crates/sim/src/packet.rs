@@ -1,0 +1,109 @@
+//! Packets live in an arena and travel by index; events never own heap data.
+
+use crate::units::Time;
+
+pub type PktId = u32;
+
+/// TCP/IP header bytes added to every segment's payload on the wire (IPv4 20 + TCP 20).
+pub const HEADER_BYTES: u32 = 40;
+/// Wire size of a pure ACK or control packet (minimum Ethernet frame).
+pub const ACK_BYTES: u32 = 64;
+
+pub mod flags {
+    pub const ACK: u8 = 1;
+    pub const SYN: u8 = 2;
+    pub const ECE: u8 = 4;
+    pub const CWR: u8 = 8;
+    pub const FIN: u8 = 16;
+    /// Carries data (payload > 0).
+    pub const DATA: u8 = 32;
+}
+
+/// IP ECN codepoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    NotEct = 0,
+    Ect = 1,
+    Ce = 3,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Connection slot and the flow id it must belong to (slots are reused).
+    pub conn: u32,
+    pub flow: u32,
+    pub seq: u64,
+    pub ack: u64,
+    /// Sender timestamp, echoed in ACKs for RTT samples (RFC 7323 style).
+    pub ts: Time,
+    /// When the packet entered its current queue (sojourn-time AQMs).
+    pub enq: Time,
+    pub src: u32,
+    pub dst: u32,
+    /// Per-flow ECMP hash.
+    pub hash: u32,
+    /// Bytes on the wire.
+    pub size: u32,
+    pub payload: u32,
+    /// Advertised receive window (scaled by the connection's window-scale shift).
+    pub win: u16,
+    pub flags: u8,
+    pub ecn: Ecn,
+    /// Traffic class → queue index at every port.
+    pub prio: u8,
+}
+
+impl Packet {
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// Slab of packets with a free list; ids stay valid until freed.
+pub struct Arena {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+    pub live: u64,
+    pub peak_live: u64,
+}
+
+impl Arena {
+    pub fn new() -> Self {
+        Arena { slots: Vec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0, peak_live: 0 }
+    }
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        self.live += 1;
+        if self.live > self.peak_live {
+            self.peak_live = self.live;
+        }
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PktId
+        }
+    }
+    #[inline]
+    pub fn free(&mut self, id: PktId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,438 @@
+//! TCP: real sequence numbers, cumulative ACKs, NewReno fast retransmit/recovery without SACK (RFC 5681,
+//! RFC 6582), RTO per RFC 6298 with a configurable minimum and exponential backoff, go-back-N after a
+//! timeout, optional delayed ACKs, a receive window with window scaling (RFC 7323), ECN per RFC 3168 (or
+//! DCTCP's exact CE echo). One `Conn` holds both ends of a flow; it never touches packets or the event
+//! queue — it writes what to send into an outbox and keeps at most one deadline per timer.
+
+use crate::cc::{CongestionControl, Window};
+use crate::config::CcName;
+use crate::packet::{flags, Packet};
+use crate::units::{Time, SEC};
+
+#[derive(Clone, Copy, Debug)]
+pub struct TcpParams {
+    pub cc: CcName,
+    pub ecn: bool,
+    pub mss: u32,
+    pub init_cwnd: u32,
+    pub min_rto: Time,
+    pub max_rto: Time,
+    pub delack: u32,
+    pub delack_timeout: Time,
+    pub rwnd: u64,
+    pub wscale: u8,
+    pub handshake: bool,
+    pub dctcp_g: f64,
+}
+
+/// What a connection asks the host to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Out {
+    /// Sender → receiver: a segment (or a SYN when `len` = 0 and SYN is set).
+    Seg { seq: u64, len: u32, flags: u8, ts: Time },
+    /// Receiver → sender: an ACK (SYN-ACK when SYN is set).
+    Ack { ack: u64, flags: u8, ts_echo: Time, win: u16 },
+}
+
+pub struct Conn {
+    pub flow: u32,
+    /// Payload bytes (`u64::MAX`: long-lived).
+    pub size: u64,
+    pub p: TcpParams,
+    // --- sender ---
+    pub established: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    pub w: Window,
+    pub cc: CongestionControl,
+    dupacks: u32,
+    in_recovery: bool,
+    /// NewReno `recover`, exclusive: the recovery ends on an ACK ≥ recover.
+    recover: u64,
+    /// No ECN reduction until snd_una passes this (once per window, RFC 3168 §6.1.2).
+    ecn_recover: u64,
+    send_cwr: bool,
+    pub srtt: Time,
+    rttvar: Time,
+    rto: Time,
+    backoff: u32,
+    peer_rwnd: u64,
+    pub rto_deadline: Option<Time>,
+    /// Time of the pending heap entry for the RTO timer, if any.
+    pub rto_event: Option<Time>,
+    pub retransmits: u32,
+    pub timeouts: u32,
+    // --- receiver ---
+    pub rcv_nxt: u64,
+    ooo: Vec<(u64, u64)>,
+    ce_state: bool,
+    ece_latch: bool,
+    unacked_segs: u32,
+    unacked_ts: Time,
+    pub delack_deadline: Option<Time>,
+    pub delack_event: Option<Time>,
+    pub finished_at: Option<Time>,
+}
+
+impl Conn {
+    pub fn new(flow: u32, size: u64, p: TcpParams) -> Conn {
+        let mss = p.mss as f64;
+        let w = Window { cwnd: p.init_cwnd as f64 * mss, ssthresh: f64::INFINITY, mss, snd_una: 0, snd_nxt: 0 };
+        Conn {
+            flow,
+            size,
+            cc: CongestionControl::new(p.cc, p.dctcp_g, 0),
+            p,
+            established: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            w,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            ecn_recover: 0,
+            send_cwr: false,
+            srtt: 0,
+            rttvar: 0,
+            rto: p.min_rto,
+            backoff: 0,
+            peer_rwnd: p.rwnd,
+            rto_deadline: None,
+            rto_event: None,
+            retransmits: 0,
+            timeouts: 0,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            ce_state: false,
+            ece_latch: false,
+            unacked_segs: 0,
+            unacked_ts: 0,
+            delack_deadline: None,
+            delack_event: None,
+            finished_at: None,
+        }
+    }
+
+    /// The application hands the flow to the transport.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Out>) {
+        if self.p.handshake {
+            out.push(Out::Seg { seq: 0, len: 0, flags: flags::SYN, ts: now });
+            self.arm_rto(now);
+        } else {
+            self.established = true;
+            self.try_send(now, out);
+        }
+    }
+
+    pub fn sender_done(&self) -> bool {
+        self.established && self.snd_una >= self.size
+    }
+
+    fn flight(&self) -> u64 {
+        self.snd_nxt.saturating_sub(self.snd_una)
+    }
+
+    fn current_rto(&self) -> Time {
+        (self.rto << self.backoff.min(16)).min(self.p.max_rto)
+    }
+
+    fn arm_rto(&mut self, now: Time) {
+        self.rto_deadline = Some(now + self.current_rto());
+    }
+
+    /// RFC 6298 estimator, integer picoseconds.
+    fn rtt_sample(&mut self, r: Time) {
+        if self.srtt == 0 {
+            self.srtt = r.max(1);
+            self.rttvar = r / 2;
+        } else {
+            let diff = self.srtt.abs_diff(r);
+            self.rttvar = (3 * self.rttvar + diff) / 4; // RTTVAR ← 3/4·RTTVAR + 1/4·|SRTT − R|
+            self.srtt = (7 * self.srtt + r) / 8; // SRTT ← 7/8·SRTT + 1/8·R
+        }
+        self.rto = (self.srtt + 4 * self.rttvar).max(self.p.min_rto).min(60 * SEC);
+    }
+
+    fn seg_len(&self, seq: u64) -> u32 {
+        (self.size - seq).min(self.p.mss as u64) as u32
+    }
+
+    fn send_seg(&mut self, seq: u64, now: Time, out: &mut Vec<Out>) -> u32 {
+        let len = self.seg_len(seq);
+        let mut f = flags::DATA;
+        if self.send_cwr {
+            f |= flags::CWR;
+            self.send_cwr = false;
+        }
+        if seq < self.snd_max {
+            self.retransmits += 1;
+        }
+        out.push(Out::Seg { seq, len, flags: f, ts: now });
+        if self.rto_deadline.is_none() {
+            self.arm_rto(now);
+        }
+        len
+    }
+
+    /// Send new (or go-back-N) data while the window allows.
+    pub fn try_send(&mut self, now: Time, out: &mut Vec<Out>) {
+        if !self.established {
+            return;
+        }
+        let wnd = (self.w.cwnd.min(self.peer_rwnd as f64)) as u64;
+        while self.snd_nxt < self.size {
+            let len = self.seg_len(self.snd_nxt) as u64;
+            let flight = self.flight();
+            if flight > 0 && flight + len > wnd {
+                break;
+            }
+            let seq = self.snd_nxt;
+            self.send_seg(seq, now, out);
+            self.snd_nxt += len;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        }
+    }
+
+    fn sync_window(&mut self) {
+        self.w.snd_una = self.snd_una;
+        self.w.snd_nxt = self.snd_nxt;
+    }
+
+    /// The sender receives an ACK (or SYN-ACK).
+    pub fn on_ack(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
+        if pkt.has(flags::SYN) {
+            if !self.established {
+                self.established = true;
+                self.rtt_sample(now - pkt.ts);
+                self.rto_deadline = None;
+                self.try_send(now, out);
+            }
+            return;
+        }
+        if !self.established {
+            return;
+        }
+        self.peer_rwnd = (pkt.win as u64) << self.p.wscale;
+        let a = pkt.ack;
+        if a > self.snd_max {
+            return;
+        }
+        let ece = self.p.ecn && pkt.has(flags::ECE);
+        if a > self.snd_una {
+            let newly = a - self.snd_una;
+            self.rtt_sample(now.saturating_sub(pkt.ts));
+            self.backoff = 0;
+            self.snd_una = a;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            self.sync_window();
+            self.cc.on_ack(&self.w, newly, ece);
+            let reduced = self.react_to_ece(ece);
+            if self.in_recovery {
+                if a >= self.recover {
+                    // Full ACK: deflate to min(ssthresh, FlightSize + MSS)  (RFC 6582 §3.2 step 3)
+                    self.w.cwnd = self.w.ssthresh.min(self.flight() as f64 + self.w.mss);
+                    self.in_recovery = false;
+                } else {
+                    // Partial ACK: retransmit the next hole, deflate by the amount acked, add back one MSS.
+                    let s = self.snd_una;
+                    self.send_seg(s, now, out);
+                    self.w.cwnd = (self.w.cwnd - newly as f64 + self.w.mss).max(self.w.mss);
+                }
+            } else if !reduced {
+                self.cc.increase(&mut self.w, newly);
+            }
+            self.dupacks = 0;
+            if self.snd_una >= self.snd_max {
+                self.rto_deadline = None;
+            } else {
+                self.arm_rto(now);
+            }
+            self.try_send(now, out);
+        } else if a == self.snd_una && self.snd_una < self.snd_max && !pkt.has(flags::DATA) {
+            self.sync_window();
+            self.cc.on_ack(&self.w, 0, ece);
+            self.react_to_ece(ece);
+            self.dupacks += 1;
+            if self.dupacks == 3 && !self.in_recovery {
+                if a >= self.recover {
+                    let flight = (self.snd_max - self.snd_una) as f64;
+                    self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight);
+                    let s = self.snd_una;
+                    self.send_seg(s, now, out);
+                    self.w.cwnd = self.w.ssthresh + 3.0 * self.w.mss;
+                    self.recover = self.snd_max;
+                    self.ecn_recover = self.snd_max;
+                    self.in_recovery = true;
+                }
+            } else if self.in_recovery {
+                self.w.cwnd += self.w.mss; // inflate: each dupack means a segment left the network
+                self.try_send(now, out);
+            }
+        }
+    }
+
+    /// ECN-Echo: reduce at most once per window of data (RFC 3168; DCTCP uses alpha).
+    fn react_to_ece(&mut self, ece: bool) -> bool {
+        if !ece || self.in_recovery || self.snd_una <= self.ecn_recover && self.ecn_recover != 0 {
+            return false;
+        }
+        let ss = self.cc.ssthresh_on_ece(&self.w).max(self.cc.min_cwnd(&self.w));
+        self.w.ssthresh = ss;
+        self.w.cwnd = ss;
+        self.ecn_recover = self.snd_nxt.max(1);
+        self.send_cwr = true;
+        true
+    }
+
+    /// The retransmission timer expired.
+    pub fn on_rto(&mut self, now: Time, out: &mut Vec<Out>) {
+        self.rto_deadline = None;
+        if !self.established {
+            self.timeouts += 1;
+            self.backoff += 1;
+            out.push(Out::Seg { seq: 0, len: 0, flags: flags::SYN, ts: now });
+            self.arm_rto(now);
+            return;
+        }
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        self.timeouts += 1;
+        let flight = (self.snd_max - self.snd_una) as f64;
+        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight);
+        self.w.cwnd = self.w.mss;
+        self.recover = self.snd_max;
+        self.ecn_recover = self.snd_max;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.snd_nxt = self.snd_una; // go-back-N: no SACK
+        self.backoff += 1;
+        self.try_send(now, out);
+        self.arm_rto(now);
+    }
+
+    fn ack_out(&mut self, extra: u8, ts_echo: Time) -> Out {
+        let mut f = flags::ACK | extra;
+        let ece = if self.p.cc == CcName::Dctcp { self.ce_state } else { self.ece_latch };
+        if ece && self.p.ecn {
+            f |= flags::ECE;
+        }
+        let win = (self.p.rwnd >> self.p.wscale).min(u16::MAX as u64) as u16;
+        Out::Ack { ack: self.rcv_nxt, flags: f, ts_echo, win }
+    }
+
+    /// The receiver gets a data segment (or SYN). Returns true when the flow just completed.
+    pub fn on_data(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
+        if pkt.has(flags::SYN) {
+            out.push(self.ack_out(flags::SYN, pkt.ts));
+            return false;
+        }
+        let ce = pkt.ecn == crate::packet::Ecn::Ce;
+        if pkt.has(flags::CWR) {
+            self.ece_latch = false;
+        }
+        let (seq, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
+        let had_hole = !self.ooo.is_empty();
+        let mut immediate = self.p.delack <= 1;
+        if self.p.cc == CcName::Dctcp && ce != self.ce_state {
+            // DCTCP receiver: on a CE flip, first ACK what came before with the old state (RFC 8257 §3.2).
+            if self.unacked_segs > 0 {
+                let ts = self.unacked_ts;
+                out.push(self.ack_out(0, ts));
+                self.unacked_segs = 0;
+            }
+            self.ce_state = ce;
+            immediate = true;
+        }
+        if seq <= self.rcv_nxt && end > self.rcv_nxt {
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            if had_hole {
+                immediate = true;
+            }
+        } else if seq > self.rcv_nxt {
+            insert_range(&mut self.ooo, seq, end);
+            immediate = true;
+        } else {
+            immediate = true; // duplicate
+        }
+        if self.p.cc != CcName::Dctcp && ce {
+            self.ece_latch = true;
+        }
+        if self.unacked_segs == 0 {
+            self.unacked_ts = pkt.ts;
+        }
+        self.unacked_segs += 1;
+        if immediate || self.unacked_segs >= self.p.delack {
+            let ts = self.unacked_ts;
+            out.push(self.ack_out(0, ts));
+            self.unacked_segs = 0;
+            self.delack_deadline = None;
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.p.delack_timeout);
+        }
+        if self.finished_at.is_none() && self.rcv_nxt >= self.size {
+            self.finished_at = Some(now);
+            return true;
+        }
+        false
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_delack(&mut self, _now: Time, out: &mut Vec<Out>) {
+        self.delack_deadline = None;
+        if self.unacked_segs > 0 {
+            let ts = self.unacked_ts;
+            out.push(self.ack_out(0, ts));
+            self.unacked_segs = 0;
+        }
+    }
+
+    /// Rate estimate for traces: cwnd / srtt.
+    pub fn rate_bps(&self) -> f64 {
+        if self.srtt == 0 {
+            return f64::NAN;
+        }
+        self.w.cwnd * 8.0 * SEC as f64 / self.srtt as f64
+    }
+}
+
+/// Insert [s, e) into sorted disjoint ranges, merging overlaps.
+fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+    let i = v.partition_point(|r| r.1 < s);
+    let mut ns = s;
+    let mut ne = e;
+    let mut j = i;
+    while j < v.len() && v[j].0 <= ne {
+        ns = ns.min(v[j].0);
+        ne = ne.max(v[j].1);
+        j += 1;
+    }
+    v.splice(i..j, std::iter::once((ns, ne)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn ranges_merge() {
+        let mut v = vec![];
+        insert_range(&mut v, 10, 20);
+        insert_range(&mut v, 30, 40);
+        insert_range(&mut v, 20, 30);
+        assert_eq!(v, vec![(10, 40)]);
+        insert_range(&mut v, 50, 60);
+        insert_range(&mut v, 5, 8);
+        assert_eq!(v, vec![(5, 8), (10, 40), (50, 60)]);
+    }
+}

@@ -1,0 +1,508 @@
+//! Traffic: flow-size CDFs, Poisson arrivals at a target load, incast, stride, permutation, flow lists and
+//! flow files. Traffic draws only from its own random streams, so two runs that differ in AQM or transport
+//! see identical flows.
+
+use crate::config::{ConfigError, FlowFileFormat, HostSet, LoadReference, Traffic};
+use crate::rng::{self, Rng};
+use crate::units::{parse_size, parse_time, Size, Time, US};
+use rand::Rng as _;
+
+/// A flow-size distribution: points (size, F) with linear interpolation (`workloads.md` §1).
+#[derive(Debug, Clone)]
+pub struct Cdf {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+pub const BUILTIN_CDFS: &[(&str, &str)] = &[
+    ("web_search", include_str!("../../../data/cdf/web_search.txt")),
+    ("data_mining", include_str!("../../../data/cdf/data_mining.txt")),
+    ("hadoop", include_str!("../../../data/cdf/hadoop.txt")),
+    ("storage", include_str!("../../../data/cdf/storage.txt")),
+    ("google_rpc", include_str!("../../../data/cdf/google_rpc.txt")),
+];
+
+impl Cdf {
+    /// Parse `x F` lines (`#` comments). F in [0, 1] or in percent (detected by a last value of 100).
+    pub fn parse(name: &str, text: &str) -> Result<Cdf, String> {
+        let mut pts = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let l = line.split('#').next().unwrap().trim();
+            if l.is_empty() {
+                continue;
+            }
+            let mut it = l.split(|c: char| c.is_whitespace() || c == ',').filter(|s| !s.is_empty());
+            let (a, b) = (it.next(), it.next());
+            let (Some(a), Some(b)) = (a, b) else {
+                return Err(format!("line {}: expected two columns `size cumulative_probability`", i + 1));
+            };
+            let x: f64 = a.parse().map_err(|_| format!("line {}: `{a}` is not a number", i + 1))?;
+            let f: f64 = b.parse().map_err(|_| format!("line {}: `{b}` is not a number", i + 1))?;
+            if !x.is_finite() || !f.is_finite() || x < 0.0 || f < 0.0 {
+                return Err(format!("line {}: values must be finite and ≥ 0", i + 1));
+            }
+            pts.push((x, f));
+        }
+        if pts.len() < 2 {
+            return Err("a CDF needs at least two points".into());
+        }
+        let last = pts.last().unwrap().1;
+        let scale = if (last - 100.0).abs() < 1e-6 {
+            100.0
+        } else if (last - 1.0).abs() < 1e-9 {
+            1.0
+        } else {
+            return Err(format!("the last cumulative probability must be 1 (or 100 in percent), got {last}"));
+        };
+        for p in pts.iter_mut() {
+            p.1 /= scale;
+        }
+        for w in pts.windows(2) {
+            if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
+                return Err(format!(
+                    "not monotone: ({}, {}) follows ({}, {}); sizes and probabilities must not decrease",
+                    w[1].0, w[1].1, w[0].0, w[0].1
+                ));
+            }
+        }
+        Ok(Cdf { name: name.into(), points: pts })
+    }
+
+    /// A built-in name or a file path.
+    pub fn load(spec: &str, field: &str) -> Result<Cdf, ConfigError> {
+        if let Some((_, text)) = BUILTIN_CDFS.iter().find(|(n, _)| *n == spec) {
+            return Cdf::parse(spec, text).map_err(|e| ConfigError::new(field, e));
+        }
+        let text = std::fs::read_to_string(spec).map_err(|e| {
+            let names: Vec<&str> = BUILTIN_CDFS.iter().map(|(n, _)| *n).collect();
+            ConfigError::new(
+                field,
+                format!("`{spec}` is neither a built-in CDF ({}) nor a readable file: {e}", names.join(", ")),
+            )
+        })?;
+        Cdf::parse(spec, &text).map_err(|e| ConfigError::new(field, format!("CDF file `{spec}`: {e}")))
+    }
+
+    /// Mean by the trapezoid rule, as the reference generators compute it.
+    pub fn mean(&self) -> f64 {
+        self.points.windows(2).map(|w| (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1)).sum()
+    }
+
+    /// Inverse-transform sample with linear interpolation; at least 1 byte.
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        let f0 = self.points[0].1;
+        let u = f0 + rng::unit(rng) * (1.0 - f0);
+        let i = self.points[1..].iter().position(|p| u <= p.1).map(|i| i + 1).unwrap_or(self.points.len() - 1);
+        let (x0, f0) = self.points[i - 1];
+        let (x1, f1) = self.points[i];
+        let x = if f1 > f0 { x0 + (x1 - x0) * (u - f0) / (f1 - f0) } else { x1 };
+        (x as u64).max(1)
+    }
+}
+
+/// A flow as traffic hands it to the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewFlow {
+    pub src: u32,
+    pub dst: u32,
+    /// Payload bytes; `u64::MAX` for a long-lived flow.
+    pub size: u64,
+    pub start: Time,
+    pub tag: u16,
+    pub prio: u8,
+}
+
+/// What traffic needs to know about the topology.
+pub struct HostInfo {
+    pub n_hosts: u32,
+    pub host_rate: Vec<u64>,
+    /// Rack (leaf/edge switch) of each host, if the topology has racks.
+    pub rack: Vec<Option<u32>>,
+    /// Uplink capacity of each rack (bps).
+    pub rack_uplink: Vec<u64>,
+}
+
+/// One traffic source: a fixed list drained in start order, or a live Poisson process.
+pub enum Source {
+    List { flows: Vec<NewFlow>, next: usize },
+    Poisson(Poisson),
+}
+
+pub struct Poisson {
+    pub rng: Rng,
+    pub cdf: Cdf,
+    /// Mean inter-arrival time in picoseconds (as f64 for the exponential draw).
+    pub mean_gap_ps: f64,
+    pub remaining: u64,
+    pub next_time: Time,
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub fabric_only: bool,
+    pub rack: Vec<Option<u32>>,
+    pub tag: u16,
+    pub prio: u8,
+    /// Offered bytes, for the measured-load check in run metadata.
+    pub offered_bytes: u64,
+}
+
+impl Poisson {
+    fn draw_gap(&mut self) -> Time {
+        // Exponential by inversion; libm keeps it identical across machines.
+        let u = 1.0 - rng::unit(&mut self.rng);
+        (-libm::log(u) * self.mean_gap_ps) as Time
+    }
+
+    fn next_flow(&mut self) -> NewFlow {
+        let size = self.cdf.sample(&mut self.rng);
+        let (src, dst) = loop {
+            let s = self.src[self.rng.gen_range(0..self.src.len())];
+            let d = self.dst[self.rng.gen_range(0..self.dst.len())];
+            if s == d {
+                continue;
+            }
+            if self.fabric_only && self.rack[s as usize] == self.rack[d as usize] {
+                continue;
+            }
+            break (s, d);
+        };
+        self.offered_bytes += size;
+        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio }
+    }
+}
+
+impl Source {
+    /// Start time of the next flow, if any.
+    pub fn peek(&self) -> Option<Time> {
+        match self {
+            Source::List { flows, next } => flows.get(*next).map(|f| f.start),
+            Source::Poisson(p) => (p.remaining > 0).then_some(p.next_time),
+        }
+    }
+
+    /// Take the next flow (its start is `peek()`).
+    pub fn pop(&mut self) -> NewFlow {
+        match self {
+            Source::List { flows, next } => {
+                *next += 1;
+                flows[*next - 1]
+            }
+            Source::Poisson(p) => {
+                let f = p.next_flow();
+                p.remaining -= 1;
+                let gap = p.draw_gap();
+                p.next_time = p.next_time.saturating_add(gap);
+                f
+            }
+        }
+    }
+}
+
+/// Interned flow tags: id 0 is the empty tag.
+#[derive(Debug, Clone, Default)]
+pub struct Tags(pub Vec<String>);
+
+impl Tags {
+    pub fn id(&mut self, t: &Option<String>) -> u16 {
+        let Some(t) = t else { return 0 };
+        if self.0.is_empty() {
+            self.0.push(String::new());
+        }
+        if let Some(i) = self.0.iter().position(|x| x == t) {
+            return i as u16;
+        }
+        self.0.push(t.clone());
+        (self.0.len() - 1) as u16
+    }
+    pub fn name(&self, id: u16) -> &str {
+        self.0.get(id as usize).map(|s| s.as_str()).unwrap_or("")
+    }
+}
+
+fn check_host(h: u32, n: u32, field: &str) -> Result<(), ConfigError> {
+    if h >= n {
+        return Err(ConfigError::new(field, format!("host {h} does not exist (the topology has hosts 0–{})", n - 1)));
+    }
+    Ok(())
+}
+
+fn size_bytes(s: Size, mtu: u64) -> u64 {
+    s.bytes(mtu)
+}
+
+/// Build every traffic source of the scenario.
+pub fn build_sources(
+    traffic: &[Traffic],
+    seed: u64,
+    hosts: &HostInfo,
+    mtu: u64,
+    tags: &mut Tags,
+) -> Result<Vec<Source>, ConfigError> {
+    let n = hosts.n_hosts;
+    let all: Vec<u32> = (0..n).collect();
+    let mut out = Vec::new();
+    for (i, t) in traffic.iter().enumerate() {
+        let f = |k: &str| format!("traffic[{i}].{k}");
+        let set = |s: &Option<HostSet>, k: &str| -> Result<Vec<u32>, ConfigError> {
+            let v = s.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| all.clone());
+            for &h in &v {
+                check_host(h, n, &f(k))?;
+            }
+            if v.is_empty() {
+                return Err(ConfigError::new(f(k), "the host set is empty"));
+            }
+            Ok(v)
+        };
+        let mut rng = rng::stream(seed, "traffic", i as u64);
+        match t {
+            Traffic::Poisson { sizes, load, flows, src, dst, load_reference, start, tag, priority } => {
+                let cdf = Cdf::load(sizes, &f("sizes"))?;
+                let src = set(src, "src")?;
+                let dst = set(dst, "dst")?;
+                let fabric_only = *load_reference == LoadReference::Fabric;
+                let cap: u64 = match load_reference {
+                    LoadReference::Access => {
+                        let a: u64 = src.iter().map(|&h| hosts.host_rate[h as usize]).sum();
+                        let b: u64 = dst.iter().map(|&h| hosts.host_rate[h as usize]).sum();
+                        a.min(b)
+                    }
+                    LoadReference::Fabric => {
+                        if hosts.rack.iter().any(|r| r.is_none()) {
+                            return Err(ConfigError::new(
+                                f("load_reference"),
+                                "\"fabric\" needs a topology with racks (leaf_spine or fat_tree); use \"access\"",
+                            ));
+                        }
+                        let racks = |v: &Vec<u32>| {
+                            let mut r: Vec<u32> = v.iter().map(|&h| hosts.rack[h as usize].unwrap()).collect();
+                            r.sort();
+                            r.dedup();
+                            r.iter().map(|&r| hosts.rack_uplink[r as usize]).sum::<u64>()
+                        };
+                        racks(&src).min(racks(&dst))
+                    }
+                };
+                let valid = src.iter().any(|&s| {
+                    dst.iter().any(|&d| s != d && (!fabric_only || hosts.rack[s as usize] != hosts.rack[d as usize]))
+                });
+                if !valid {
+                    return Err(ConfigError::new(f("dst"), "no allowed (src, dst) pair: src and dst must differ (and be in different racks for \"fabric\")"));
+                }
+                let mean = cdf.mean();
+                if cap == 0 || mean <= 0.0 {
+                    return Err(ConfigError::new(f("sizes"), "the CDF has a zero mean"));
+                }
+                // λ = load × capacity / (8 × mean size)  (flows per second)
+                let lambda = load * cap as f64 / (8.0 * mean);
+                let mean_gap_ps = 1e12 / lambda;
+                let mut p = Poisson {
+                    rng,
+                    cdf,
+                    mean_gap_ps,
+                    remaining: *flows,
+                    next_time: start.0,
+                    src,
+                    dst,
+                    fabric_only,
+                    rack: hosts.rack.clone(),
+                    tag: tags.id(tag),
+                    prio: *priority,
+                    offered_bytes: 0,
+                };
+                let g = p.draw_gap();
+                p.next_time = start.0 + g;
+                out.push(Source::Poisson(p));
+            }
+            Traffic::Incast { senders, receiver, size, at, repeat, period, tag, priority } => {
+                check_host(*receiver, n, &f("receiver"))?;
+                for &s in &senders.0 {
+                    check_host(s, n, &f("senders"))?;
+                    if s == *receiver {
+                        return Err(ConfigError::new(f("senders"), format!("host {s} is also the receiver")));
+                    }
+                }
+                let tag = tags.id(tag);
+                let mut flows = Vec::new();
+                for r in 0..*repeat {
+                    let t0 = at.0 + r as u64 * period.map(|p| p.0).unwrap_or(0);
+                    for &s in &senders.0 {
+                        flows.push(NewFlow { src: s, dst: *receiver, size: size_bytes(size.0, mtu), start: t0, tag, prio: *priority });
+                    }
+                }
+                out.push(Source::List { flows, next: 0 });
+            }
+            Traffic::Stride { stride, size, start, tag, priority } => {
+                if n < 2 || stride % n == 0 {
+                    return Err(ConfigError::new(f("stride"), format!("stride must not be a multiple of the host count {n}")));
+                }
+                let tag = tags.id(tag);
+                let flows = (0..n)
+                    .map(|s| NewFlow { src: s, dst: (s + stride) % n, size: size_bytes(size.0, mtu), start: start.0, tag, prio: *priority })
+                    .collect();
+                out.push(Source::List { flows, next: 0 });
+            }
+            Traffic::Permutation { size, start, tag, priority } => {
+                if n < 2 {
+                    return Err(ConfigError::new(f("kind"), "a permutation needs at least 2 hosts"));
+                }
+                // Sattolo's algorithm: a single cycle, so no host sends to itself.
+                let mut perm: Vec<u32> = (0..n).collect();
+                for k in (1..n as usize).rev() {
+                    let j = rng.gen_range(0..k);
+                    perm.swap(k, j);
+                }
+                let tag = tags.id(tag);
+                let flows = (0..n)
+                    .map(|s| NewFlow { src: s, dst: perm[s as usize], size: size_bytes(size.0, mtu), start: start.0, tag, prio: *priority })
+                    .collect();
+                out.push(Source::List { flows, next: 0 });
+            }
+            Traffic::Flows { list } => {
+                let mut flows = Vec::new();
+                for (j, fl) in list.iter().enumerate() {
+                    let ff = |k: &str| format!("traffic[{i}].list[{j}].{k}");
+                    check_host(fl.src, n, &ff("src"))?;
+                    check_host(fl.dst, n, &ff("dst"))?;
+                    if fl.src == fl.dst {
+                        return Err(ConfigError::new(ff("dst"), "src and dst must differ"));
+                    }
+                    flows.push(NewFlow {
+                        src: fl.src,
+                        dst: fl.dst,
+                        size: size_bytes(fl.size.0, mtu),
+                        start: fl.start.0,
+                        tag: tags.id(&fl.tag),
+                        prio: 0,
+                    });
+                }
+                flows.sort_by_key(|f| f.start);
+                out.push(Source::List { flows, next: 0 });
+            }
+            Traffic::File { path, format, tag } => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| ConfigError::new(f("path"), format!("cannot read flow file `{path}`: {e}")))?;
+                let tag = tags.id(tag);
+                let mut flows = match format {
+                    FlowFileFormat::Hpcc => parse_hpcc(&text, tag),
+                    FlowFileFormat::Dcnlab => parse_dcnlab(&text, tag, tags),
+                }
+                .map_err(|e| ConfigError::new(f("path"), format!("flow file `{path}`: {e}")))?;
+                for (j, fl) in flows.iter().enumerate() {
+                    if fl.src >= n || fl.dst >= n || fl.src == fl.dst {
+                        return Err(ConfigError::new(
+                            f("path"),
+                            format!("flow file `{path}`, flow {j}: endpoints {} → {} do not exist or are equal (hosts 0–{})", fl.src, fl.dst, n - 1),
+                        ));
+                    }
+                }
+                flows.sort_by_key(|f| f.start);
+                out.push(Source::List { flows, next: 0 });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// HPCC's flow file: a count line, then `src dst priority_group dst_port size_bytes start_seconds`.
+pub fn parse_hpcc(text: &str, tag: u16) -> Result<Vec<NewFlow>, String> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next().ok_or("empty file")?;
+    let count: usize = first.trim().parse().map_err(|_| "first line must be the number of flows".to_string())?;
+    let mut flows = Vec::with_capacity(count);
+    for (i, l) in lines {
+        let c: Vec<&str> = l.split_whitespace().collect();
+        if c.len() < 6 {
+            return Err(format!("line {}: expected `src dst pg dport size start_s`", i + 1));
+        }
+        let num = |s: &str| s.parse::<u64>().map_err(|_| format!("line {}: `{s}` is not a whole number", i + 1));
+        let start = parse_time(&format!("{}s", c[5])).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let size = num(c[4])?;
+        if size == 0 {
+            return Err(format!("line {}: flow size must be greater than zero", i + 1));
+        }
+        flows.push(NewFlow { src: num(c[0])? as u32, dst: num(c[1])? as u32, size, start, tag, prio: 0 });
+    }
+    if flows.len() != count {
+        return Err(format!("the first line says {count} flows but the file has {}", flows.len()));
+    }
+    Ok(flows)
+}
+
+/// dcnlab's CSV: header `src,dst,size,start[,tag]`; size with a unit or plain bytes, start with a unit or
+/// plain microseconds.
+pub fn parse_dcnlab(text: &str, default_tag: u16, tags: &mut Tags) -> Result<Vec<NewFlow>, String> {
+    let mut flows = Vec::new();
+    let mut header_seen = false;
+    for (i, l) in text.lines().enumerate() {
+        let l = l.split('#').next().unwrap().trim();
+        if l.is_empty() {
+            continue;
+        }
+        if !header_seen {
+            header_seen = true;
+            if l.starts_with("src") {
+                continue;
+            }
+        }
+        let c: Vec<&str> = l.split(',').map(|s| s.trim()).collect();
+        if c.len() < 4 {
+            return Err(format!("line {}: expected `src,dst,size,start[,tag]`", i + 1));
+        }
+        let host = |s: &str| s.parse::<u32>().map_err(|_| format!("line {}: `{s}` is not a host number", i + 1));
+        let size = match c[2].parse::<u64>() {
+            Ok(b) => b,
+            Err(_) => parse_size(c[2]).map_err(|e| format!("line {}: {e}", i + 1))?.bytes(1500),
+        };
+        if size == 0 {
+            return Err(format!("line {}: flow size must be greater than zero", i + 1));
+        }
+        let start = if c[3].chars().all(|ch| ch.is_ascii_digit() || ch == '.') {
+            parse_time(&format!("{}us", c[3])).map_err(|e| format!("line {}: {e}", i + 1))?
+        } else {
+            parse_time(c[3]).map_err(|e| format!("line {}: {e}", i + 1))?
+        };
+        let tag = if c.len() > 4 && !c[4].is_empty() { tags.id(&Some(c[4].to_string())) } else { default_tag };
+        flows.push(NewFlow { src: host(c[0])?, dst: host(c[1])?, size, start, tag, prio: 0 });
+    }
+    Ok(flows)
+}
+
+#[allow(dead_code)]
+const _US: Time = US;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn builtin_means() {
+        let ws = Cdf::load("web_search", "x").unwrap();
+        assert!((ws.mean() - 1_711_250.0).abs() < 1.0, "{}", ws.mean());
+        let dm = Cdf::load("data_mining", "x").unwrap();
+        assert!((dm.mean() - 12_658_199.0).abs() / 12_658_199.0 < 0.001, "{}", dm.mean());
+        let h = Cdf::load("hadoop", "x").unwrap();
+        assert!((h.mean() - 120_421.0).abs() / 120_421.0 < 0.001, "{}", h.mean());
+        for (n, _) in BUILTIN_CDFS {
+            Cdf::load(n, "x").unwrap();
+        }
+    }
+    #[test]
+    fn sample_mean_matches() {
+        let ws = Cdf::load("web_search", "x").unwrap();
+        let mut r = rng::stream(1, "t", 0);
+        let n = 200_000;
+        let m: f64 = (0..n).map(|_| ws.sample(&mut r) as f64).sum::<f64>() / n as f64;
+        assert!((m / ws.mean() - 1.0).abs() < 0.02, "{m}");
+    }
+    #[test]
+    fn rejects_non_monotone() {
+        assert!(Cdf::parse("x", "0 0\n10 0.5\n5 0.7\n20 1").unwrap_err().contains("monotone"));
+        assert!(Cdf::parse("x", "0 0\n10 0.5\n20 0.4\n30 1").unwrap_err().contains("monotone"));
+        assert!(Cdf::parse("x", "0 0\n10 0.5").is_err());
+    }
+    #[test]
+    fn hpcc_file() {
+        let f = parse_hpcc("2\n1 2 3 100 5000 2.000001\n2 1 3 100 70 2.5\n", 0).unwrap();
+        assert_eq!(f[0].start, 2_000_001_000_000);
+        assert_eq!(f[1].size, 70);
+        assert!(parse_hpcc("3\n1 2 3 100 5000 2.0\n", 0).is_err());
+    }
+}
