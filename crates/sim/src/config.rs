@@ -729,7 +729,43 @@ impl Scenario {
     pub fn from_file(path: &str) -> Result<Scenario, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::new("", format!("cannot read scenario file `{path}`: {e}")))?;
-        Scenario::from_toml(&text)
+        let mut sc = Scenario::from_toml(&text)?;
+        if let Some(dir) = std::path::Path::new(path).parent() {
+            sc.resolve_paths(dir);
+        }
+        Ok(sc)
+    }
+
+    /// Make relative file paths (flow files, CDF files, topology files, streams) relative to `base`, the
+    /// scenario file's folder, as users expect.
+    pub fn resolve_paths(&mut self, base: &std::path::Path) {
+        let fix = |p: &mut String| {
+            let pp = std::path::Path::new(p.as_str());
+            if pp.is_relative() && !base.as_os_str().is_empty() {
+                *p = base.join(pp).to_string_lossy().into_owned();
+            }
+        };
+        if let Topology::File { path } = &mut self.topology {
+            fix(path);
+        }
+        if let Some(DelayCfg::Cdf { path, .. }) = &mut self.host.extra_delay {
+            fix(path);
+        }
+        for t in self.traffic.iter_mut() {
+            match t {
+                Traffic::File { path, .. } => fix(path),
+                Traffic::Poisson { sizes, .. } => {
+                    let builtin = crate::workload::BUILTIN_CDFS.iter().any(|(n, _)| n == sizes);
+                    if !builtin {
+                        fix(sizes);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(p) = &mut self.record.queue_stream {
+            fix(p);
+        }
     }
 
     /// Checks that need more than one field, done before the run.

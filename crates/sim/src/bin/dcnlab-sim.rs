@@ -29,15 +29,15 @@ fn main() -> ExitCode {
             }
         }
     }
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    let sc = match Scenario::from_file(path) {
+        Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot read scenario file `{path}`: {e}");
+            eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
     match cmd.as_str() {
-        "validate" => match Scenario::from_toml(&text).and_then(|s| Sim::new(&s).map(|_| ())) {
+        "validate" => match Sim::new(&sc).map(|_| ()) {
             Ok(()) => {
                 println!("ok: {path}");
                 ExitCode::SUCCESS
@@ -48,7 +48,7 @@ fn main() -> ExitCode {
             }
         },
         "run" => {
-            let sim = match Sim::from_toml(&text) {
+            let sim = match Sim::new(&sc) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("error: {e}");
