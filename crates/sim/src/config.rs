@@ -32,6 +32,97 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Marks an error path carried inside a message through a `kind`-tagged enum (serde's own internally
+/// tagged enums buffer their content and lose the field path; ours keep it).
+const PATH_MARK: char = '\u{1}';
+
+/// Split a message into the inner field path it carries (if any) and the text.
+fn split_marked(msg: &str) -> (String, String) {
+    if let Some(rest) = msg.strip_prefix(PATH_MARK) {
+        if let Some((p, m)) = rest.split_once(PATH_MARK) {
+            return (p.to_string(), m.to_string());
+        }
+    }
+    (String::new(), msg.to_string())
+}
+
+fn join_path(a: &str, b: &str) -> String {
+    match (a.is_empty() || a == ".", b.is_empty() || b == ".") {
+        (true, _) => b.to_string(),
+        (false, true) => a.to_string(),
+        (false, false) => format!("{a}.{b}"),
+    }
+}
+
+/// Deserialize a variant's fields from what is left of the table once `kind` is taken out; the error
+/// carries the inner path.
+fn de_variant<T: serde::de::DeserializeOwned, E: de::Error>(rest: toml::Table) -> Result<T, E> {
+    serde_path_to_error::deserialize(toml::Value::Table(rest)).map_err(|e| {
+        let outer = e.path().to_string();
+        let (inner, msg) = split_marked(&e.into_inner().to_string());
+        E::custom(format!("{PATH_MARK}{}{PATH_MARK}{}", join_path(&outer, &inner), msg))
+    })
+}
+
+/// Take the `kind` key out of a table.
+fn take_kind<E: de::Error>(t: &mut toml::Table, kinds: &[&str]) -> Result<String, E> {
+    match t.remove("kind") {
+        Some(toml::Value::String(k)) => Ok(k),
+        Some(_) => Err(E::custom(format!("{PATH_MARK}kind{PATH_MARK}must be a string, one of {}", kinds.join(", ")))),
+        None => Err(E::custom(format!("missing `kind`; one of {}", kinds.join(", ")))),
+    }
+}
+
+/// An enum tagged by `kind = "…"`, one struct-like variant per kind, unknown keys denied, field paths
+/// kept in errors.
+macro_rules! tagged_enum {
+    (
+        $(#[$eattr:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[$vattr:meta])*
+                $variant:ident = $kind:literal {
+                    $( $(#[$fattr:meta])* $field:ident : $fty:ty ),* $(,)?
+                }
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$eattr])*
+        pub enum $name {
+            $( $(#[$vattr])* $variant { $( $field: $fty ),* } ),*
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                #[allow(non_snake_case)]
+                mod variants {
+                    #[allow(unused_imports)]
+                    use super::*;
+                    $(
+                        #[derive(Deserialize)]
+                        #[serde(deny_unknown_fields)]
+                        pub struct $variant { $( $(#[$fattr])* pub $field: $fty ),* }
+                    )*
+                }
+                const KINDS: &[&str] = &[$($kind),*];
+                let mut t = toml::Table::deserialize(d)?;
+                let kind: String = take_kind(&mut t, KINDS)?;
+                match kind.as_str() {
+                    $(
+                        $kind => {
+                            let _v: variants::$variant = de_variant(t)?;
+                            Ok($name::$variant { $( $field: _v.$field ),* })
+                        }
+                    )*
+                    other => Err(de::Error::custom(format!(
+                        "{PATH_MARK}kind{PATH_MARK}unknown kind `{other}`; use one of {}", KINDS.join(", ")
+                    ))),
+                }
+            }
+        }
+    };
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -83,19 +174,20 @@ pub struct LinkCfg {
     pub loss: f64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Topology {
-    /// N hosts on one switch (the papers' testbeds).
-    Star { hosts: u32, link: LinkCfg },
-    /// `left` hosts — switch — bottleneck — switch — `right` hosts.
-    Dumbbell { left: u32, right: u32, host_link: LinkCfg, bottleneck_link: LinkCfg },
-    /// Two-tier Clos: every leaf connects to every spine.
-    LeafSpine { spines: u32, leaves: u32, hosts_per_leaf: u32, host_link: LinkCfg, fabric_link: LinkCfg },
-    /// k-ary fat-tree (k even): k³/4 hosts.
-    FatTree { k: u32, link: LinkCfg },
-    /// Explicit nodes and links from a TOML file (see README).
-    File { path: String },
+tagged_enum! {
+    #[derive(Debug, Clone)]
+    pub enum Topology {
+        /// N hosts on one switch (the papers' testbeds).
+        Star = "star" { hosts: u32, link: LinkCfg },
+        /// `left` hosts — switch — bottleneck — switch — `right` hosts.
+        Dumbbell = "dumbbell" { left: u32, right: u32, host_link: LinkCfg, bottleneck_link: LinkCfg },
+        /// Two-tier Clos: every leaf connects to every spine.
+        LeafSpine = "leaf_spine" { spines: u32, leaves: u32, hosts_per_leaf: u32, host_link: LinkCfg, fabric_link: LinkCfg },
+        /// k-ary fat-tree (k even): k³/4 hosts.
+        FatTree = "fat_tree" { k: u32, link: LinkCfg },
+        /// Explicit nodes and links from a TOML file (see README).
+        File = "file" { path: String },
+    }
 }
 
 /// The explicit topology file.
@@ -137,31 +229,32 @@ pub enum MarkAt {
     Dequeue,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum AqmCfg {
-    Droptail {},
-    /// DCTCP step marking: mark when the instantaneous queue exceeds `threshold`.
-    DctcpRed {
-        threshold: Bytes,
-        #[serde(default)]
-        non_ect: NonEct,
-        #[serde(default)]
-        mark_at: MarkAt,
-    },
-    /// RED with Kmin/Kmax/Pmax, on the instantaneous queue or (with `average` = EWMA weight) on the
-    /// averaged queue.
-    Red {
-        kmin: Bytes,
-        kmax: Bytes,
-        pmax: f64,
-        #[serde(default)]
-        average: Option<f64>,
-        #[serde(default)]
-        non_ect: Option<NonEct>,
-        #[serde(default)]
-        mark_at: MarkAt,
-    },
+tagged_enum! {
+    #[derive(Debug, Clone)]
+    pub enum AqmCfg {
+        Droptail = "droptail" {},
+        /// DCTCP step marking: mark when the instantaneous queue exceeds `threshold`.
+        DctcpRed = "dctcp_red" {
+            threshold: Bytes,
+            #[serde(default)]
+            non_ect: NonEct,
+            #[serde(default)]
+            mark_at: MarkAt,
+        },
+        /// RED with Kmin/Kmax/Pmax, on the instantaneous queue or (with `average` = EWMA weight) on the
+        /// averaged queue.
+        Red = "red" {
+            kmin: Bytes,
+            kmax: Bytes,
+            pmax: f64,
+            #[serde(default)]
+            average: Option<f64>,
+            #[serde(default)]
+            non_ect: Option<NonEct>,
+            #[serde(default)]
+            mark_at: MarkAt,
+        },
+    }
 }
 
 impl Default for AqmCfg {
@@ -217,14 +310,20 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SchedulerCfg {
-    /// Strict priority: queue 0 first.
-    #[default]
-    Sp,
-    /// Deficit weighted round robin, quantum = weight × MTU.
-    Dwrr { weights: Vec<u32> },
+tagged_enum! {
+    #[derive(Debug, Clone)]
+    pub enum SchedulerCfg {
+        /// Strict priority: queue 0 first.
+        Sp = "sp" {},
+        /// Deficit weighted round robin, quantum = weight × MTU.
+        Dwrr = "dwrr" { weights: Vec<u32> },
+    }
+}
+
+impl Default for SchedulerCfg {
+    fn default() -> Self {
+        SchedulerCfg::Sp {}
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
@@ -265,7 +364,7 @@ impl Default for SwitchCfg {
             port_buffer: None,
             mtu: default_mtu(),
             queues: default_queues(),
-            scheduler: SchedulerCfg::Sp,
+            scheduler: SchedulerCfg::Sp {},
             aqm: OneOrMany::default(),
             ecmp: Ecmp::Flow,
         }
@@ -316,38 +415,39 @@ impl<'de> Deserialize<'de> for DelAck {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TransportCfg {
-    Tcp {
-        #[serde(default = "default_cc")]
-        cc: CcName,
-        /// ECN negotiated for the flow; DCTCP implies it.
-        ecn: Option<bool>,
-        #[serde(default = "default_min_rto")]
-        min_rto: Dur,
-        /// Initial window in segments.
-        #[serde(default = "default_init_cwnd")]
-        init_cwnd: u32,
-        #[serde(default = "default_delack")]
-        delayed_ack: DelAck,
-        #[serde(default = "default_delack_timeout")]
-        delayed_ack_timeout: Dur,
-        /// Segment payload; default MTU − 40.
-        mss: Option<Bytes>,
-        /// Receive window advertised by the receiver (bytes, after window scaling).
-        #[serde(default = "default_rwnd")]
-        rwnd: Bytes,
-        /// Window-scale shift the receiver advertises (0–14).
-        #[serde(default = "default_wscale")]
-        wscale: u8,
-        /// Exchange SYN/SYN-ACK before the first byte.
-        #[serde(default)]
-        handshake: bool,
-        /// DCTCP's alpha gain.
-        #[serde(default = "default_dctcp_g")]
-        dctcp_g: f64,
-    },
+tagged_enum! {
+    #[derive(Debug, Clone)]
+    pub enum TransportCfg {
+        Tcp = "tcp" {
+            #[serde(default = "default_cc")]
+            cc: CcName,
+            /// ECN negotiated for the flow; DCTCP implies it.
+            ecn: Option<bool>,
+            #[serde(default = "default_min_rto")]
+            min_rto: Dur,
+            /// Initial window in segments.
+            #[serde(default = "default_init_cwnd")]
+            init_cwnd: u32,
+            #[serde(default = "default_delack")]
+            delayed_ack: DelAck,
+            #[serde(default = "default_delack_timeout")]
+            delayed_ack_timeout: Dur,
+            /// Segment payload; default MTU − 40.
+            mss: Option<Bytes>,
+            /// Receive window advertised by the receiver (bytes, after window scaling).
+            #[serde(default = "default_rwnd")]
+            rwnd: Bytes,
+            /// Window-scale shift the receiver advertises (0–14).
+            #[serde(default = "default_wscale")]
+            wscale: u8,
+            /// Exchange SYN/SYN-ACK before the first byte.
+            #[serde(default)]
+            handshake: bool,
+            /// DCTCP's alpha gain.
+            #[serde(default = "default_dctcp_g")]
+            dctcp_g: f64,
+        },
+    }
 }
 
 fn default_cc() -> CcName {
@@ -409,52 +509,53 @@ pub enum AppliesTo {
     All,
 }
 
-/// Extra delay at the sending host's NIC, drawn once per host or once per flow.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum DelayCfg {
-    Constant {
-        value: Dur,
-        #[serde(default)]
-        per: DelayPer,
-        #[serde(default)]
-        applies_to: AppliesTo,
-    },
-    Uniform {
-        min: Dur,
-        max: Dur,
-        #[serde(default)]
-        per: DelayPer,
-        #[serde(default)]
-        applies_to: AppliesTo,
-    },
-    /// Lognormal with the given median and sigma (of the underlying normal), clamped to [min, max].
-    Lognormal {
-        median: Dur,
-        sigma: f64,
-        min: Dur,
-        max: Dur,
-        #[serde(default)]
-        per: DelayPer,
-        #[serde(default)]
-        applies_to: AppliesTo,
-    },
-    Choice {
-        values: Vec<Dur>,
-        weights: Option<Vec<f64>>,
-        #[serde(default)]
-        per: DelayPer,
-        #[serde(default)]
-        applies_to: AppliesTo,
-    },
-    /// A CDF file: `delay_us cumulative_probability` per line.
-    Cdf {
-        path: String,
-        #[serde(default)]
-        per: DelayPer,
-        #[serde(default)]
-        applies_to: AppliesTo,
-    },
+tagged_enum! {
+    /// Extra delay at the sending host's NIC, drawn once per host or once per flow.
+    #[derive(Debug, Clone)]
+    pub enum DelayCfg {
+        Constant = "constant" {
+            value: Dur,
+            #[serde(default)]
+            per: DelayPer,
+            #[serde(default)]
+            applies_to: AppliesTo,
+        },
+        Uniform = "uniform" {
+            min: Dur,
+            max: Dur,
+            #[serde(default)]
+            per: DelayPer,
+            #[serde(default)]
+            applies_to: AppliesTo,
+        },
+        /// Lognormal with the given median and sigma (of the underlying normal), clamped to [min, max].
+        Lognormal = "lognormal" {
+            median: Dur,
+            sigma: f64,
+            min: Dur,
+            max: Dur,
+            #[serde(default)]
+            per: DelayPer,
+            #[serde(default)]
+            applies_to: AppliesTo,
+        },
+        Choice = "choice" {
+            values: Vec<Dur>,
+            weights: Option<Vec<f64>>,
+            #[serde(default)]
+            per: DelayPer,
+            #[serde(default)]
+            applies_to: AppliesTo,
+        },
+        /// A CDF file: `delay_us cumulative_probability` per line.
+        Cdf = "cdf" {
+            path: String,
+            #[serde(default)]
+            per: DelayPer,
+            #[serde(default)]
+            applies_to: AppliesTo,
+        },
+    }
 }
 
 impl DelayCfg {
@@ -558,65 +659,66 @@ fn zero_time() -> Dur {
     Dur(0)
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Traffic {
-    /// Flow sizes from a CDF, Poisson arrivals at a target load.
-    Poisson {
-        sizes: String,
-        load: f64,
-        flows: u64,
-        src: Option<HostSet>,
-        dst: Option<HostSet>,
-        #[serde(default)]
-        load_reference: LoadReference,
-        #[serde(default = "zero_time")]
-        start: Dur,
-        tag: Option<String>,
-        #[serde(default)]
-        priority: u8,
-    },
-    /// Many-to-one bursts: every sender sends `size` to `receiver` at `at` (+ k × period).
-    Incast {
-        senders: HostSet,
-        receiver: u32,
-        size: Bytes,
-        at: Dur,
-        #[serde(default = "one")]
-        repeat: u32,
-        period: Option<Dur>,
-        tag: Option<String>,
-        #[serde(default)]
-        priority: u8,
-    },
-    /// Host i sends to host (i + stride) mod N.
-    Stride {
-        stride: u32,
-        size: Bytes,
-        #[serde(default = "zero_time")]
-        start: Dur,
-        tag: Option<String>,
-        #[serde(default)]
-        priority: u8,
-    },
-    /// A random permutation: every host sends to exactly one other and receives from exactly one.
-    Permutation {
-        size: Bytes,
-        #[serde(default = "zero_time")]
-        start: Dur,
-        tag: Option<String>,
-        #[serde(default)]
-        priority: u8,
-    },
-    /// An inline list of flows.
-    Flows { list: Vec<FlowSpec> },
-    /// A flow file: ours (`src,dst,size_bytes,start_us[,tag]` CSV) or HPCC's.
-    File {
-        path: String,
-        #[serde(default)]
-        format: FlowFileFormat,
-        tag: Option<String>,
-    },
+tagged_enum! {
+    #[derive(Debug, Clone)]
+    pub enum Traffic {
+        /// Flow sizes from a CDF, Poisson arrivals at a target load.
+        Poisson = "poisson" {
+            sizes: String,
+            load: f64,
+            flows: u64,
+            src: Option<HostSet>,
+            dst: Option<HostSet>,
+            #[serde(default)]
+            load_reference: LoadReference,
+            #[serde(default = "zero_time")]
+            start: Dur,
+            tag: Option<String>,
+            #[serde(default)]
+            priority: u8,
+        },
+        /// Many-to-one bursts: every sender sends `size` to `receiver` at `at` (+ k × period).
+        Incast = "incast" {
+            senders: HostSet,
+            receiver: u32,
+            size: Bytes,
+            at: Dur,
+            #[serde(default = "one")]
+            repeat: u32,
+            period: Option<Dur>,
+            tag: Option<String>,
+            #[serde(default)]
+            priority: u8,
+        },
+        /// Host i sends to host (i + stride) mod N.
+        Stride = "stride" {
+            stride: u32,
+            size: Bytes,
+            #[serde(default = "zero_time")]
+            start: Dur,
+            tag: Option<String>,
+            #[serde(default)]
+            priority: u8,
+        },
+        /// A random permutation: every host sends to exactly one other and receives from exactly one.
+        Permutation = "permutation" {
+            size: Bytes,
+            #[serde(default = "zero_time")]
+            start: Dur,
+            tag: Option<String>,
+            #[serde(default)]
+            priority: u8,
+        },
+        /// An inline list of flows.
+        Flows = "flows" { list: Vec<FlowSpec> },
+        /// A flow file: ours (`src,dst,size_bytes,start_us[,tag]` CSV) or HPCC's.
+        File = "file" {
+            path: String,
+            #[serde(default)]
+            format: FlowFileFormat,
+            tag: Option<String>,
+        },
+    }
 }
 
 fn one() -> u32 {
@@ -713,9 +815,10 @@ impl Scenario {
     pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
         let de = toml::Deserializer::new(text);
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
+            let outer = e.path().to_string();
             let inner = e.into_inner();
-            let msg = inner.message().to_string();
+            let (ipath, msg) = split_marked(inner.message());
+            let path = join_path(&outer, &ipath);
             let mut m = msg.trim().to_string();
             if let Some(span) = inner.span() {
                 let line = text[..span.start.min(text.len())].matches('\n').count() + 1;

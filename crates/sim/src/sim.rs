@@ -257,7 +257,7 @@ impl Sim {
                     })
                     .collect();
                 let sched = match &sw.scheduler {
-                    SchedulerCfg::Sp => Sched::Sp,
+                    SchedulerCfg::Sp {} => Sched::Sp,
                     SchedulerCfg::Dwrr { weights } => Sched::Dwrr {
                         quantum: weights.iter().map(|&w| w as u64 * mtu as u64).collect(),
                         cur: 0,

@@ -1,0 +1,190 @@
+//! Bad input is rejected before the run with one message naming the field.
+
+use dcnlab_sim::Sim;
+
+const BASE: &str = r#"
+stop = { all_flows_done = true, max_time = "1s" }
+[topology]
+kind = "star"
+hosts = 4
+link = { rate = "10Gbps", delay = "1us" }
+[switch]
+buffer = "1MB"
+aqm = { kind = "dctcp_red", threshold = "65KB" }
+[host]
+transport = { kind = "tcp", cc = "dctcp" }
+[[traffic]]
+kind = "poisson"
+sizes = "web_search"
+load = 0.5
+flows = 10
+"#;
+
+fn err(text: &str) -> (String, String) {
+    match Sim::from_toml(text) {
+        Ok(_) => panic!("accepted bad input:\n{text}"),
+        Err(e) => (e.field.clone(), e.to_string()),
+    }
+}
+
+fn replaced(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from}");
+    BASE.replacen(from, to, 1)
+}
+
+#[test]
+fn base_is_valid() {
+    Sim::from_toml(BASE).unwrap();
+}
+
+#[test]
+fn unknown_keys() {
+    let (f, m) = err(&replaced("hosts = 4", "hosts = 4\nhostz = 5"));
+    assert_eq!(f, "topology.hostz");
+    assert!(m.contains("hostz"), "{m}");
+    let (f, m) = err(&replaced("load = 0.5", "load = 0.5\nlaod = 0.6"));
+    assert!(f.starts_with("traffic"), "{f}");
+    assert!(m.contains("laod"), "{m}");
+    let (f, m) = err(&format!("{BASE}\nsedd = 3\n"));
+    assert!(m.contains("sedd"), "{f} {m}");
+    let (f, m) = err(&replaced("threshold = \"65KB\"", "threshold = \"65KB\", thresold = \"1KB\""));
+    assert_eq!(f, "switch.aqm.thresold");
+    assert!(m.contains("thresold"), "{m}");
+}
+
+#[test]
+fn unknown_algorithm_and_topology_names() {
+    let (f, m) = err(&replaced("cc = \"dctcp\"", "cc = \"dctpc\""));
+    assert_eq!(f, "host.transport.cc");
+    assert!(m.contains("dctpc") && m.contains("reno"), "{m}");
+    let (f, m) = err(&replaced("kind = \"dctcp_red\"", "kind = \"ecn_sharpp\""));
+    assert_eq!(f, "switch.aqm.kind");
+    assert!(m.contains("ecn_sharpp") && m.contains("droptail"), "{m}");
+    let (f, m) = err(&replaced("kind = \"star\"", "kind = \"torus\""));
+    assert_eq!(f, "topology.kind");
+    assert!(m.contains("torus") && m.contains("leaf_spine"), "{m}");
+    let (f, m) = err(&replaced("kind = \"poisson\"", "kind = \"poison\""));
+    assert!(f.starts_with("traffic"), "{f}");
+    assert!(m.contains("poison"), "{m}");
+}
+
+#[test]
+fn bad_or_missing_units() {
+    let (f, m) = err(&replaced("rate = \"10Gbps\"", "rate = \"10Gbs\""));
+    assert_eq!(f, "topology.link.rate");
+    assert!(m.contains("Gbps"), "{m}");
+    let (f, m) = err(&replaced("rate = \"10Gbps\"", "rate = 10"));
+    assert_eq!(f, "topology.link.rate");
+    assert!(m.contains("unit"), "{m}");
+    let (f, m) = err(&replaced("delay = \"1us\"", "delay = \"1\""));
+    assert_eq!(f, "topology.link.delay");
+    assert!(m.contains("no unit"), "{m}");
+    let (f, _) = err(&replaced("buffer = \"1MB\"", "buffer = \"1 megabyte\""));
+    assert_eq!(f, "switch.buffer");
+    let (f, _) = err(&replaced("max_time = \"1s\"", "max_time = 1.5"));
+    assert_eq!(f, "stop.max_time");
+}
+
+#[test]
+fn zero_or_negative_rates_and_sizes() {
+    let (f, m) = err(&replaced("rate = \"10Gbps\"", "rate = \"0Gbps\""));
+    assert_eq!(f, "topology.link.rate");
+    assert!(m.contains("greater than zero"), "{m}");
+    let (f, _) = err(&replaced("rate = \"10Gbps\"", "rate = \"-10Gbps\""));
+    assert_eq!(f, "topology.link.rate");
+    let (f, _) = err(&replaced("threshold = \"65KB\"", "threshold = \"-5KB\""));
+    assert_eq!(f, "switch.aqm.threshold");
+    let text = BASE.replace(
+        "kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10",
+        "kind = \"flows\"\nlist = [{ src = 0, dst = 1, size = \"0B\" }]",
+    );
+    let (f, _) = err(&text);
+    assert_eq!(f, "traffic[0].list[0].size");
+    let (f, _) = err(&replaced("buffer = \"1MB\"", "buffer = \"100B\""));
+    assert_eq!(f, "switch.buffer");
+}
+
+#[test]
+fn loads_out_of_range() {
+    for bad in ["0.0", "-0.2", "1.5"] {
+        let (f, m) = err(&replaced("load = 0.5", &format!("load = {bad}")));
+        assert_eq!(f, "traffic[0].load", "{bad}");
+        assert!(m.contains("(0, 1]"), "{m}");
+    }
+}
+
+#[test]
+fn cdf_file_not_monotone_or_missing() {
+    let dir = std::env::temp_dir().join(format!("dcnlab-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("bad.cdf");
+    std::fs::write(&p, "0 0\n1000 0.5\n800 0.7\n5000 1.0\n").unwrap();
+    let (f, m) = err(&replaced("sizes = \"web_search\"", &format!("sizes = \"{}\"", p.display())));
+    assert_eq!(f, "traffic[0].sizes");
+    assert!(m.contains("monotone"), "{m}");
+    let (f, m) = err(&replaced("sizes = \"web_search\"", "sizes = \"web_serach\""));
+    assert_eq!(f, "traffic[0].sizes");
+    assert!(m.contains("web_search") && m.contains("built-in"), "{m}");
+}
+
+#[test]
+fn flow_endpoints_must_exist() {
+    let text = BASE.replace(
+        "kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10",
+        "kind = \"flows\"\nlist = [{ src = 0, dst = 9, size = \"10KB\" }]",
+    );
+    let (f, m) = err(&text);
+    assert_eq!(f, "traffic[0].list[0].dst");
+    assert!(m.contains("host 9 does not exist") && m.contains("0–3"), "{m}");
+    let (f, _) = err(&replaced("flows = 10", "flows = 10\nsrc = [0, 7]"));
+    assert_eq!(f, "traffic[0].src");
+    let text = BASE.replace(
+        "kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10",
+        "kind = \"incast\"\nsenders = \"0-2\"\nreceiver = 4\nsize = \"10KB\"\nat = \"0us\"",
+    );
+    let (f, _) = err(&text);
+    assert_eq!(f, "traffic[0].receiver");
+}
+
+#[test]
+fn impossible_topologies_and_settings() {
+    let (f, _) = err(&replaced("hosts = 4", "hosts = 1"));
+    assert_eq!(f, "topology.hosts");
+    let text = BASE.replace("kind = \"star\"\nhosts = 4\nlink = { rate = \"10Gbps\", delay = \"1us\" }", "kind = \"fat_tree\"\nk = 3\nlink = { rate = \"10Gbps\", delay = \"1us\" }");
+    let (f, m) = err(&text);
+    assert_eq!(f, "topology.k");
+    assert!(m.contains("even"), "{m}");
+    let (f, _) = err(&replaced("[switch]", "[switch]\nqueues = 9"));
+    assert_eq!(f, "switch.queues");
+    let (f, _) = err(&replaced("[switch]", "[switch]\nqueues = 2\nscheduler = { kind = \"dwrr\", weights = [1] }"));
+    assert_eq!(f, "switch.scheduler.weights");
+    let (f, _) = err(&replaced("stop = { all_flows_done = true, max_time = \"1s\" }", "stop = { all_flows_done = true }"));
+    assert_eq!(f, "stop.max_time");
+    let (f, _) = err(&replaced("cc = \"dctcp\"", "cc = \"dctcp\", ecn = false"));
+    assert_eq!(f, "host.transport.ecn");
+    let (f, _) = err(&replaced("delay = \"1us\"", "delay = \"1us\", loss = 1.5"));
+    assert_eq!(f, "topology.link.loss");
+    // A topology file with a host that is not connected.
+    let dir = std::env::temp_dir().join(format!("dcnlab-badtopo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("t.toml");
+    std::fs::write(&p, "hosts = 3\nswitches = 1\nlinks = [{ a = \"h0\", b = \"s0\", rate = \"1Gbps\", delay = \"1us\" }, { a = \"h1\", b = \"s0\", rate = \"1Gbps\", delay = \"1us\" }, { a = \"h2\", b = \"s5\", rate = \"1Gbps\", delay = \"1us\" }]").unwrap();
+    let text = BASE.replace("kind = \"star\"\nhosts = 4\nlink = { rate = \"10Gbps\", delay = \"1us\" }", &format!("kind = \"file\"\npath = \"{}\"", p.display()));
+    let (f, m) = err(&text);
+    assert_eq!(f, "topology.path");
+    assert!(m.contains("s5"), "{m}");
+    let (f, m) = err(&BASE.replace("kind = \"star\"\nhosts = 4\nlink = { rate = \"10Gbps\", delay = \"1us\" }", "kind = \"file\"\npath = \"/nonexistent/topo.toml\""));
+    assert_eq!(f, "topology.path");
+    assert!(m.contains("cannot read"), "{m}");
+}
+
+#[test]
+fn missing_flow_file() {
+    let text = BASE.replace(
+        "kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10",
+        "kind = \"file\"\npath = \"no/such/flows.csv\"",
+    );
+    let (f, m) = err(&text);
+    assert_eq!(f, "traffic[0].path");
+    assert!(m.contains("cannot read flow file"), "{m}");
+}
