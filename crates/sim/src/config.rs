@@ -819,7 +819,8 @@ impl Scenario {
             let inner = e.into_inner();
             let (ipath, msg) = split_marked(inner.message());
             let path = join_path(&outer, &ipath);
-            let mut m = msg.trim().to_string();
+            // The toml crate may append "\nin `key`" context; the field path already says it.
+            let mut m = msg.trim().lines().next().unwrap_or("").trim().to_string();
             if let Some(span) = inner.span() {
                 let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
                 m = format!("{m} (line {line})");

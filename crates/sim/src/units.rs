@@ -132,6 +132,11 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
     Ok(Size::Bytes(u64::try_from(v).map_err(|_| format!("size `{s}` is too large"))?))
 }
 
+fn bare_number(v: &str, what: &str, hint: String) -> String {
+    let hint = hint.split_once("; ").map(|(_, h)| h.to_string()).unwrap_or(hint);
+    format!("bare number {v} where {what} with a unit is required; {hint}")
+}
+
 macro_rules! string_unit {
     ($name:ident, $inner:ty, $parse:ident, $what:expr) => {
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,21 +153,13 @@ macro_rules! string_unit {
                         $parse(s).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        Err(E::custom(format!(
-                            "bare number {v} where {} with a unit is required: {}",
-                            $what,
-                            $parse("").unwrap_err()
-                        )))
+                        Err(E::custom(bare_number(&v.to_string(), $what, $parse("").unwrap_err())))
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
                         self.visit_i64(v as i64)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        Err(E::custom(format!(
-                            "bare number {v} where {} with a unit is required: {}",
-                            $what,
-                            $parse("").unwrap_err()
-                        )))
+                        Err(E::custom(bare_number(&v.to_string(), $what, $parse("").unwrap_err())))
                     }
                 }
                 d.deserialize_any(V)
