@@ -1,0 +1,37 @@
+# The two set-up commands: `make demo` and `make test`. Everything installs into .venv.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+.PHONY: demo test test-rust test-python bench build venv clean
+
+$(VENV)/.deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "pytest>=7"
+	touch $@
+
+venv: $(VENV)/.deps
+
+build: venv
+	$(VENV)/bin/maturin develop --release -q
+
+demo: build
+	$(PY) -m dcnlab demo
+
+test-rust:
+	cargo test --release -p dcnlab-sim
+
+test-python: build
+	$(PY) -m pytest -q python/tests
+
+test: test-rust test-python
+
+bench:
+	cargo build --release -p dcnlab-sim --bins
+	./target/release/dcnlab-bench --baseline bench-results/bench.json --out bench-results/bench.json
+
+clean:
+	rm -rf $(VENV) target bench-results results

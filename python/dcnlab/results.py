@@ -1,0 +1,109 @@
+"""Running scenarios and holding their records as pandas DataFrames."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+
+Scenario = str | Path | Mapping[str, Any]
+
+
+def _scenario_text(scenario: Scenario) -> tuple[str, str | None]:
+    """TOML text and the folder that relative paths in it refer to."""
+    if isinstance(scenario, Mapping):
+        from .toml_out import dumps
+
+        return dumps(scenario), None
+    if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and scenario.endswith(".toml")):
+        p = Path(scenario)
+        try:
+            return p.read_text(), str(p.resolve().parent)
+        except OSError as e:
+            raise ConfigFileError(f"cannot read scenario file `{p}`: {e.strerror}") from None
+    return str(scenario), None
+
+
+class ConfigFileError(_core.ConfigError):
+    """The scenario file itself cannot be read."""
+
+
+@dataclass
+class Result:
+    """Records of one run: DataFrames with the columns of conventions.md, times in µs."""
+
+    flows: pd.DataFrame
+    queues: pd.DataFrame
+    links: pd.DataFrame
+    flow_trace: pd.DataFrame
+    meta: dict = field(default_factory=dict)
+
+    def save(self, directory: str | Path) -> Path:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        for name in ("flows", "queues", "links", "flow_trace"):
+            getattr(self, name).to_parquet(d / f"{name}.parquet", index=False)
+        (d / "meta.json").write_text(json.dumps(self.meta, indent=2))
+        return d
+
+
+def load(directory: str | Path) -> Result:
+    d = Path(directory)
+    frames = {n: pd.read_parquet(d / f"{n}.parquet") for n in ("flows", "queues", "links", "flow_trace")}
+    return Result(**frames, meta=json.loads((d / "meta.json").read_text()))
+
+
+def validate(scenario: Scenario) -> None:
+    text, base = _scenario_text(scenario)
+    _core.validate(text, base)
+
+
+def run(
+    scenario: Scenario,
+    progress: Callable[[float, int, int, int], None] | None = None,
+    progress_interval_us: float = 1000.0,
+) -> Result:
+    """Run a scenario (path, TOML text or dict); the simulation runs with the GIL released."""
+    text, base = _scenario_text(scenario)
+    raw = _core.run(text, base, progress, progress_interval_us)
+    meta = json.loads(raw["meta"])
+    frames = {k: pd.DataFrame(raw[k]) for k in ("flows", "queues", "links", "flow_trace")}
+    return Result(**frames, meta=meta)
+
+
+BUCKETS = (0, 100_000, 10_000_000, np.inf)
+
+
+def summary(flows: pd.DataFrame, buckets=BUCKETS, warmup_us: float = 0.0) -> pd.DataFrame:
+    """Count, mean, median, p95, p99 of FCT (µs) and slowdown, overall and per size bucket (lo, hi]."""
+    f = flows[flows["start_us"] >= warmup_us]
+    rows = []
+    groups = [("all", f)] + [
+        (f"({_fmt(lo)}, {_fmt(hi)}]", f[(f["size"] > lo) & (f["size"] <= hi)]) for lo, hi in zip(buckets[:-1], buckets[1:])
+    ]
+    for name, g in groups:
+        done = g[g["finished"]]
+        row = {"bucket": name, "flows": len(g), "unfinished": int((~g["finished"]).sum())}
+        for col, short in (("fct_us", "fct"), ("slowdown", "sd")):
+            v = done[col]
+            row[f"{short}_mean"] = v.mean()
+            row[f"{short}_p50"] = v.quantile(0.5) if len(v) else np.nan
+            row[f"{short}_p95"] = v.quantile(0.95) if len(v) else np.nan
+            row[f"{short}_p99"] = v.quantile(0.99) if len(v) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("bucket")
+
+
+def _fmt(x: float) -> str:
+    if x == np.inf:
+        return "inf"
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if x >= div:
+            return f"{x / div:g}{unit}"
+    return f"{x:g}B"

@@ -1,0 +1,103 @@
+"""The Python front over the Rust core: runs, records as DataFrames, errors, determinism."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dcnlab
+
+STAR = """
+seed = 5
+stop = { all_flows_done = true, max_time = "1s" }
+[topology]
+kind = "star"
+hosts = 8
+link = { rate = "10Gbps", delay = "1us" }
+[switch]
+buffer = "1MB"
+aqm = { kind = "dctcp_red", threshold = "65KB" }
+[host]
+transport = { kind = "tcp", cc = "dctcp" }
+[[traffic]]
+kind = "poisson"
+sizes = "web_search"
+load = 0.5
+flows = 200
+src = "0-6"
+dst = 7
+[record]
+queue_sample_interval = "100us"
+queues = "all"
+"""
+
+
+def test_run_returns_dataframes_with_convention_columns():
+    r = dcnlab.run(STAR)
+    assert list(r.flows.columns) == [
+        "flow_id", "src", "dst", "size", "tag", "start_us", "finish_us", "fct_us", "ideal_fct_us",
+        "standalone_fct_us", "slowdown", "retransmits", "timeouts", "finished",
+    ]
+    assert len(r.flows) == 200 and r.flows["finished"].all()
+    assert (r.flows["slowdown"] >= 1.0).all()
+    assert np.allclose(r.flows["fct_us"], r.flows["finish_us"] - r.flows["start_us"])
+    assert list(r.queues.columns) == ["time_us", "node", "port", "queue", "bytes", "packets", "marks", "drops"]
+    assert len(r.queues) > 0 and set(r.queues["node"]) == {"sw0"}
+    assert r.meta["flows_finished"] == 200 and r.meta["conservation"]["sent_packets"] > 0
+
+
+def test_same_scenario_same_records(tmp_path: Path):
+    a, b = dcnlab.run(STAR), dcnlab.run(STAR)
+    assert a.flows.equals(b.flows) and a.queues.equals(b.queues)
+    a.save(tmp_path / "a")
+    c = dcnlab.load(tmp_path / "a")
+    assert c.flows.equals(a.flows)
+
+
+def test_summary_buckets_and_unfinished():
+    r = dcnlab.run(STAR.replace('max_time = "1s"', 'max_time = "150ms"'))
+    s = dcnlab.summary(r.flows)
+    assert list(s.index) == ["all", "(0B, 100KB]", "(100KB, 10MB]", "(10MB, inf]"]
+    assert s.loc["all", "flows"] == len(r.flows)
+    assert s.loc["all", "unfinished"] == int((~r.flows["finished"]).sum())
+    small = r.flows[(r.flows["size"] <= 100_000) & r.flows["finished"]]
+    assert s.loc["(0B, 100KB]", "fct_mean"] == pytest.approx(small["fct_us"].mean())
+
+
+def test_progress_callback_reports_time():
+    seen = []
+    dcnlab.run(STAR, progress=lambda t, done, started, ev: seen.append((t, done)), progress_interval_us=50_000)
+    assert len(seen) >= 2 and seen[-1][1] == 200
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+
+
+def test_dict_scenario():
+    d = {
+        "stop": {"time": "5ms"},
+        "topology": {"kind": "star", "hosts": 2, "link": {"rate": "10Gbps", "delay": "1us"}},
+        "traffic": [{"kind": "flows", "list": [{"src": 0, "dst": 1, "size": "10KB"}]}],
+    }
+    r = dcnlab.run(d)
+    assert r.flows["slowdown"].iloc[0] == 1.0
+
+
+def test_config_error_names_field():
+    with pytest.raises(dcnlab.ConfigError) as e:
+        dcnlab.run(STAR.replace('"10Gbps"', '"10Gbs"'))
+    assert e.value.field == "topology.link.rate"
+    assert "Gbps" in str(e.value)
+
+
+def test_cli_error_is_one_line_exit_2(tmp_path: Path):
+    p = tmp_path / "bad.toml"
+    p.write_text(STAR.replace("load = 0.5", "load = 1.5"))
+    r = subprocess.run([sys.executable, "-m", "dcnlab", "validate", str(p)], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip() == "error: `traffic[0].load`: load must be in (0, 1], got 1.5"
+    assert "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "dcnlab", "validate", str(tmp_path / "missing.toml")], capture_output=True, text=True)
+    assert r.returncode == 2 and "cannot read scenario file" in r.stderr
