@@ -8,6 +8,7 @@ pub mod aqm;
 pub mod cc;
 pub mod config;
 pub mod packet;
+pub mod queue;
 pub mod records;
 pub mod rng;
 pub mod sim;

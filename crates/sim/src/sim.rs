@@ -17,8 +17,8 @@ use crate::tcp::{Conn, Out, TcpParams};
 use crate::topology::Topo;
 use crate::units::{tx_time_floor, Time, SEC};
 use crate::workload::{build_sources, HostInfo, NewFlow, Source, Tags};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use crate::queue::EventQueue;
+use std::collections::VecDeque;
 use std::io::Write;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +27,10 @@ enum Ev {
     Wake(u32),
     /// The head of a port's pipe reaches the far node.
     Arrive(u32),
-    Rto { slot: u32, flow: u32 },
-    DelAck { slot: u32, flow: u32 },
+    /// A connection's retransmission timer. A slot reused by a later flow needs no generation check:
+    /// the handler acts only if the slot's own pending entry is at this very time.
+    Rto(u32),
+    DelAck(u32),
     /// A traffic source's next flow starts.
     Flow(u32),
     /// A packet held by the extra NIC delay is released.
@@ -36,31 +38,6 @@ enum Ev {
     Sample,
     LinkSample,
     Trace,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    t: Time,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // Min-heap on (time, insertion sequence).
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
-    }
 }
 
 struct Queue {
@@ -96,6 +73,8 @@ struct Port {
     wake_pending: bool,
     /// Remainder of bits × 10¹² not yet turned into whole picoseconds.
     carry: u64,
+    /// Exact picoseconds per byte when the rate divides 8·10¹² (every common rate); 0 otherwise.
+    ps_per_byte: u64,
     pipe: VecDeque<(Time, PktId)>,
     tx_bytes: u64,
     tx_bytes_link_sample: u64,
@@ -127,8 +106,9 @@ struct Slot {
 /// A scenario turned into a runnable simulation.
 pub struct Sim {
     now: Time,
-    seq: u64,
-    heap: BinaryHeap<Entry>,
+    /// Pending events, ordered by (time, insertion sequence): one entry per busy port, per busy link,
+    /// per armed timer, per traffic source and per sampler.
+    q: EventQueue<Ev>,
     arena: Arena,
     nodes: Vec<Node>,
     ports: Vec<Port>,
@@ -280,6 +260,7 @@ impl Sim {
                     busy_until: 0,
                     wake_pending: false,
                     carry: 0,
+                    ps_per_byte: if (8 * SEC) % l.rate == 0 { 8 * SEC / l.rate } else { 0 },
                     pipe: VecDeque::new(),
                     tx_bytes: 0,
                     tx_bytes_link_sample: 0,
@@ -366,8 +347,7 @@ impl Sim {
         };
         let mut sim = Sim {
             now: 0,
-            seq: 0,
-            heap: BinaryHeap::with_capacity(1024),
+            q: EventQueue::new(),
             arena: Arena::new(),
             nodes,
             ports,
@@ -425,8 +405,7 @@ impl Sim {
 
     #[inline]
     fn push(&mut self, t: Time, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Entry { t, seq: self.seq, ev });
+        self.q.push(t, ev);
     }
 
     pub fn now(&self) -> Time {
@@ -456,18 +435,18 @@ impl Sim {
             if self.done() {
                 return true;
             }
-            let Some(top) = self.heap.peek() else {
+            let Some(t) = self.q.peek_time() else {
                 self.now = self.now.max(limit.min(self.stop_time));
                 return self.now >= self.stop_time || self.sources.iter().all(|s| s.peek().is_none());
             };
-            if top.t > limit {
+            if t > limit {
                 self.now = limit;
                 return limit >= self.stop_time;
             }
-            let e = self.heap.pop().unwrap();
-            self.now = e.t;
+            let (t, ev) = self.q.pop().unwrap();
+            self.now = t;
             self.events += 1;
-            self.handle(e.ev);
+            self.handle(ev);
         }
     }
 
@@ -489,8 +468,8 @@ impl Sim {
                 }
             }
             Ev::Arrive(p) => self.arrive(p),
-            Ev::Rto { slot, flow } => self.rto_fired(slot, flow),
-            Ev::DelAck { slot, flow } => self.delack_fired(slot, flow),
+            Ev::Rto(slot) => self.rto_fired(slot),
+            Ev::DelAck(slot) => self.delack_fired(slot),
             Ev::Flow(i) => {
                 let f = self.sources[i as usize].pop();
                 self.start_flow(f);
@@ -641,7 +620,9 @@ impl Sim {
         if len == 1 {
             return self.route_ports[start as usize];
         }
-        let k = (mix64(hash as u64 ^ self.nodes[node as usize].salt) % len as u64) as u32;
+        // Multiply-shift maps the 32-bit mixed hash onto [0, len) without a division.
+        let h = (mix64(hash as u64 ^ self.nodes[node as usize].salt) >> 32) as u32;
+        let k = ((h as u64 * len as u64) >> 32) as u32;
         self.route_ports[(start + k) as usize]
     }
 
@@ -711,18 +692,17 @@ impl Sim {
 
     fn sync_timers(&mut self, sid: u32) {
         let c = &mut self.slots[sid as usize].conn;
-        let flow = c.flow;
         let mut ev = [None, None];
         if let Some(d) = c.rto_deadline {
             if c.rto_event.map_or(true, |e| e > d) {
                 c.rto_event = Some(d);
-                ev[0] = Some((d, Ev::Rto { slot: sid, flow }));
+                ev[0] = Some((d, Ev::Rto(sid)));
             }
         }
         if let Some(d) = c.delack_deadline {
             if c.delack_event.map_or(true, |e| e > d) {
                 c.delack_event = Some(d);
-                ev[1] = Some((d, Ev::DelAck { slot: sid, flow }));
+                ev[1] = Some((d, Ev::DelAck(sid)));
             }
         }
         for (t, e) in ev.into_iter().flatten() {
@@ -730,10 +710,10 @@ impl Sim {
         }
     }
 
-    fn rto_fired(&mut self, sid: u32, flow: u32) {
+    fn rto_fired(&mut self, sid: u32) {
         let now = self.now;
         let Some(slot) = self.slots.get_mut(sid as usize) else { return };
-        if !slot.live || slot.conn.flow != flow {
+        if !slot.live {
             return;
         }
         let c = &mut slot.conn;
@@ -745,7 +725,7 @@ impl Sim {
             None => {}
             Some(d) if d > now => {
                 c.rto_event = Some(d);
-                self.push(d, Ev::Rto { slot: sid, flow });
+                self.push(d, Ev::Rto(sid));
             }
             Some(_) => {
                 let mut out = std::mem::take(&mut self.outbox);
@@ -756,10 +736,10 @@ impl Sim {
         }
     }
 
-    fn delack_fired(&mut self, sid: u32, flow: u32) {
+    fn delack_fired(&mut self, sid: u32) {
         let now = self.now;
         let Some(slot) = self.slots.get_mut(sid as usize) else { return };
-        if !slot.live || slot.conn.flow != flow {
+        if !slot.live {
             return;
         }
         let c = &mut slot.conn;
@@ -771,7 +751,7 @@ impl Sim {
             None => {}
             Some(d) if d > now => {
                 c.delack_event = Some(d);
-                self.push(d, Ev::DelAck { slot: sid, flow });
+                self.push(d, Ev::DelAck(sid));
             }
             Some(_) => {
                 let mut out = std::mem::take(&mut self.outbox);
@@ -941,9 +921,13 @@ impl Sim {
                 }
             }
             // Serialisation in whole picoseconds; the remainder is carried so long-run rate is exact.
-            let bits_ps = size as u128 * 8 * SEC as u128 + port.carry as u128;
-            let ser = (bits_ps / port.rate as u128) as Time;
-            port.carry = (bits_ps % port.rate as u128) as u64;
+            let ser = if port.ps_per_byte != 0 {
+                size * port.ps_per_byte
+            } else {
+                let bits_ps = size as u128 * 8 * SEC as u128 + port.carry as u128;
+                port.carry = (bits_ps % port.rate as u128) as u64;
+                (bits_ps / port.rate as u128) as Time
+            };
             port.busy_until = now + ser;
             port.tx_bytes += size;
             self.packet_hops += 1;
@@ -1113,8 +1097,8 @@ impl Sim {
             }
         }
         // Packets held by the extra NIC delay are in flight too.
-        for e in self.heap.iter() {
-            if let Ev::Release(id) = e.ev {
+        for (_, e) in self.q.iter() {
+            if let Ev::Release(id) = *e {
                 in_flight.0 += 1;
                 in_flight.1 += self.arena.get(id).size as u64;
             }
