@@ -50,13 +50,13 @@ mod tests {
         let mss = 1000.0;
         let mut w = Window { cwnd: 10_000.0, ssthresh: 5_000.0, mss, snd_una: 0, snd_nxt: 10_000 };
         let mut d = Dctcp::new(1.0 / 16.0, 10_000);
-        // 40 windows of 10 segments, 3 of them marked in each window.
+        // A sliding window of 10 segments; 3 of every 10 ACKs carry ECE.
         for _win in 0..200 {
             for k in 0..10 {
                 w.snd_una += 1000;
+                w.snd_nxt = w.snd_una + 10_000;
                 d.on_ack(&w, 1000, k < 3);
             }
-            w.snd_nxt = w.snd_una + 10_000;
         }
         assert!((d.alpha - 0.3).abs() < 0.01, "{}", d.alpha);
         let ss = d.ssthresh_on_ece(&w);
