@@ -653,6 +653,9 @@ pub struct FlowSpec {
     #[serde(default = "zero_time")]
     pub start: Dur,
     pub tag: Option<String>,
+    /// Traffic class: the queue index at every port.
+    #[serde(default)]
+    pub priority: u8,
 }
 
 fn zero_time() -> Dur {

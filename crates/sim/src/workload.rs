@@ -371,7 +371,7 @@ pub fn build_sources(
                         size: size_bytes(fl.size.0, mtu),
                         start: fl.start.0,
                         tag: tags.id(&fl.tag),
-                        prio: 0,
+                        prio: fl.priority,
                     });
                 }
                 flows.sort_by_key(|f| f.start);

@@ -1,0 +1,328 @@
+//! Fabric and transport features: RTT variation, schedulers, ECMP, MTU, delayed ACK, receive window,
+//! handshake, load definition, traffic patterns, shared-buffer admission, streamed queue samples.
+
+use dcnlab_sim::{run_toml, Records};
+
+fn star(hosts: u32, delay: &str, switch: &str, host: &str, traffic: &str, record: &str, stop: &str) -> Records {
+    let text = format!(
+        r#"
+seed = 11
+stop = {stop}
+[topology]
+kind = "star"
+hosts = {hosts}
+link = {{ rate = "10Gbps", delay = "{delay}" }}
+[switch]
+{switch}
+[host]
+{host}
+{traffic}
+[record]
+{record}
+"#
+    );
+    run_toml(&text).unwrap()
+}
+
+fn last_srtt_us(r: &Records, flow: u32) -> f64 {
+    r.flow_trace.iter().filter(|t| t.flow_id == flow && t.srtt > 0).last().map(|t| t.srtt as f64 / 1e6).unwrap()
+}
+
+#[test]
+fn extra_delay_makes_the_chosen_rtt_range() {
+    // Base RTT 70 µs (4 × 17.5 µs of propagation); extra delay uniform 0–140 µs per flow on data packets:
+    // RTTs spread over 70–210 µs. Flows run one at a time, so the RTT is the base plus the flow's delay.
+    let n = 60;
+    let flows: Vec<String> =
+        (0..n).map(|i| format!("{{ src = {}, dst = 7, size = \"30KB\", start = \"{}ms\" }}", i % 7, i * 2)).collect();
+    let trace: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let r = star(
+        8,
+        "17.5us",
+        "buffer = \"4MB\"",
+        "transport = { kind = \"tcp\", cc = \"dctcp\" }\nextra_delay = { kind = \"uniform\", min = \"0us\", max = \"140us\", per = \"flow\" }",
+        &format!("[[traffic]]\nkind = \"flows\"\nlist = [{}]", flows.join(", ")),
+        &format!("trace_flows = [{}]\ntrace_interval = \"5us\"", trace.join(", ")),
+        "{ all_flows_done = true, max_time = \"1s\" }",
+    );
+    let rtts: Vec<f64> = (0..n).map(|f| last_srtt_us(&r, f)).collect();
+    let lo = rtts.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = rtts.iter().cloned().fold(0.0, f64::max);
+    eprintln!("RTT range {lo:.1}–{hi:.1} µs");
+    assert!(lo >= 70.0 && lo < 85.0, "{lo}");
+    // Above the propagation range: 2 × 1.2 µs of data serialisation, and the smoothed RTT also carries
+    // the flow's own initial burst waiting at its NIC (up to 10 × 1.2 µs).
+    assert!(hi > 190.0 && hi <= 225.0, "{hi}");
+    for f in &r.flows {
+        assert!(f.slowdown().unwrap() >= 1.0);
+    }
+}
+
+#[test]
+fn per_host_choice_delay_is_fixed_per_host() {
+    let flows: Vec<String> =
+        (0..12).map(|i| format!("{{ src = {}, dst = 3, size = \"1KB\", start = \"{}ms\" }}", i % 3, i)).collect();
+    let r = star(
+        4,
+        "1us",
+        "",
+        "extra_delay = { kind = \"choice\", values = [\"10us\", \"50us\", \"90us\"], per = \"host\" }",
+        &format!("[[traffic]]\nkind = \"flows\"\nlist = [{}]", flows.join(", ")),
+        "",
+        "{ all_flows_done = true, max_time = \"1s\" }",
+    );
+    for h in 0..3u32 {
+        let fcts: Vec<u64> = r.flows.iter().filter(|f| f.src == h).map(|f| f.fct().unwrap()).collect();
+        assert!(fcts.windows(2).all(|w| w[0] == w[1]), "host {h}: {fcts:?}");
+        let extra = fcts[0] - (2_000_000 + 2 * 832_000); // 2 × 1 µs + 2 × ser(1040 B at 10 Gbps)
+        assert!([10_000_000, 50_000_000, 90_000_000].contains(&extra), "host {h}: extra {extra}");
+    }
+}
+
+fn two_class(scheduler: &str) -> Vec<f64> {
+    let r = star(
+        3,
+        "2us",
+        &format!("buffer = \"4MB\"\nqueues = 2\nscheduler = {scheduler}\naqm = {{ kind = \"dctcp_red\", threshold = \"65KB\" }}"),
+        "transport = { kind = \"tcp\", cc = \"dctcp\" }",
+        "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 0, dst = 2, size = \"inf\", priority = 0 }, { src = 1, dst = 2, size = \"inf\", priority = 1 }]",
+        "trace_flows = [0, 1]\ntrace_interval = \"10ms\"",
+        "{ time = \"60ms\" }",
+    );
+    let at = |t: u64, f: u32| r.flow_trace.iter().find(|x| x.time == t && x.flow_id == f).unwrap().delivered_bytes;
+    (0..2).map(|f| (at(60_000_000_000, f) - at(20_000_000_000, f)) as f64 * 8.0 / 0.04 / 1e9).collect()
+}
+
+#[test]
+fn strict_priority_and_dwrr_shares() {
+    let sp = two_class("{ kind = \"sp\" }");
+    eprintln!("SP: {sp:?} Gbps");
+    assert!(sp[0] > 9.0 && sp[1] < 0.5, "{sp:?}");
+    let dwrr = two_class("{ kind = \"dwrr\", weights = [2, 1] }");
+    eprintln!("DWRR 2:1: {dwrr:?} Gbps");
+    let share = dwrr[0] / (dwrr[0] + dwrr[1]);
+    assert!((share - 2.0 / 3.0).abs() < 0.02, "{share}");
+    assert!(dwrr[0] + dwrr[1] > 9.3);
+}
+
+fn leaf_spine(ecmp: &str, flows: &str) -> Records {
+    let text = format!(
+        r#"
+stop = {{ time = "20ms" }}
+[topology]
+kind = "leaf_spine"
+spines = 4
+leaves = 2
+hosts_per_leaf = 8
+host_link = {{ rate = "10Gbps", delay = "1us" }}
+fabric_link = {{ rate = "10Gbps", delay = "1us" }}
+[switch]
+buffer = "4MB"
+ecmp = "{ecmp}"
+[host]
+transport = {{ kind = "tcp", cc = "dctcp" }}
+[[traffic]]
+kind = "flows"
+list = [{flows}]
+[record]
+link_sample_interval = "10ms"
+queues = [{{ node = "leaf0", port = 8 }}, {{ node = "leaf0", port = 9 }}, {{ node = "leaf0", port = 10 }}, {{ node = "leaf0", port = 11 }}]
+"#
+    );
+    run_toml(&text).unwrap()
+}
+
+fn uplink_bytes(r: &Records) -> Vec<u64> {
+    (8..12).map(|p| r.links.iter().filter(|l| l.port == p).map(|l| l.tx_bytes).sum()).collect()
+}
+
+#[test]
+fn ecmp_per_flow_and_per_packet() {
+    // One long flow: per-flow ECMP keeps it on one uplink; per-packet spraying uses all four.
+    let one = "{ src = 0, dst = 8, size = \"inf\" }";
+    let f = uplink_bytes(&leaf_spine("flow", one));
+    assert_eq!(f.iter().filter(|&&b| b > 1_000_000).count(), 1, "{f:?}");
+    let p = uplink_bytes(&leaf_spine("packet", one));
+    assert!(p.iter().all(|&b| b > 1_000_000), "{p:?}");
+    let total: u64 = p.iter().sum();
+    assert!(p.iter().all(|&b| (b as f64 / total as f64 - 0.25).abs() < 0.05), "{p:?}");
+    // Many flows: per-flow ECMP spreads them over every uplink.
+    let many: Vec<String> = (0..8).map(|i| format!("{{ src = {i}, dst = {}, size = \"inf\" }}", 8 + i)).collect();
+    let m = uplink_bytes(&leaf_spine("flow", &many.join(", ")));
+    assert!(m.iter().filter(|&&b| b > 0).count() >= 3, "{m:?}");
+}
+
+#[test]
+fn jumbo_frames_and_mss() {
+    for mtu in [1500u64, 9000] {
+        let r = star(
+            2,
+            "1us",
+            &format!("mtu = {mtu}\nbuffer = \"4MB\""),
+            "transport = { kind = \"tcp\", cc = \"dctcp\", init_cwnd = 10 }",
+            "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 0, dst = 1, size = \"20MB\" }]",
+            "",
+            "{ all_flows_done = true, max_time = \"1s\" }",
+        );
+        let f = &r.flows[0];
+        let mss = mtu - 40;
+        let pkts = 20_000_000u64.div_ceil(mss);
+        // Data packets on both hops plus one ACK per data packet on both hops.
+        let c = r.meta.conservation;
+        assert!(c.sent_packets >= 2 * pkts && c.sent_packets <= 2 * pkts + 10, "mtu {mtu}: {c:?}");
+        assert!(f.slowdown().unwrap() < 1.1, "mtu {mtu}: {:?}", f.slowdown());
+        let goodput = 20e6 * 8.0 / (f.fct().unwrap() as f64 / 1e12);
+        let expect = 10e9 * mss as f64 / mtu as f64;
+        assert!(goodput > 0.9 * expect && goodput <= expect, "mtu {mtu}: {goodput}");
+    }
+}
+
+#[test]
+fn delayed_ack_halves_the_acks() {
+    let run = |d: &str| {
+        star(
+            2,
+            "1us",
+            "buffer = \"4MB\"",
+            &format!("transport = {{ kind = \"tcp\", cc = \"reno\", delayed_ack = {d} }}"),
+            "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 0, dst = 1, size = \"2920000B\" }]",
+            "",
+            "{ all_flows_done = true, max_time = \"1s\" }",
+        )
+    };
+    let every = run("1").meta.conservation.sent_packets - 2000;
+    let two = run("2").meta.conservation.sent_packets - 2000;
+    assert_eq!(every, 2000);
+    assert!(two >= 1000 && two < 1100, "{two}");
+}
+
+fn rwnd_flow(transport: &str) -> f64 {
+    // RTT ≈ 100 µs; throughput ≈ min(10 Gbps, rwnd / RTT).
+    let r = star(
+        2,
+        "25us",
+        "buffer = \"4MB\"",
+        &format!("transport = {transport}"),
+        "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 0, dst = 1, size = \"inf\" }]",
+        "trace_flows = [0]\ntrace_interval = \"10ms\"",
+        "{ time = \"50ms\" }",
+    );
+    let at = |t: u64| r.flow_trace.iter().find(|x| x.time == t).unwrap().delivered_bytes;
+    (at(50_000_000_000) - at(10_000_000_000)) as f64 * 8.0 / 0.04
+}
+
+#[test]
+fn receive_window_and_window_scaling() {
+    let full = rwnd_flow("{ kind = \"tcp\", cc = \"reno\", rwnd = \"4MB\" }");
+    let small = rwnd_flow("{ kind = \"tcp\", cc = \"reno\", rwnd = \"64KB\", wscale = 0 }");
+    // Without scaling a 4 MB window is clamped to the 16-bit field: 65535 B.
+    let unscaled = rwnd_flow("{ kind = \"tcp\", cc = \"reno\", rwnd = \"4MB\", wscale = 0 }");
+    eprintln!("full {:.2} Gbps, 64 KB {:.2} Gbps, 4 MB unscaled {:.2} Gbps", full / 1e9, small / 1e9, unscaled / 1e9);
+    assert!(full > 9.0e9);
+    let rtt = 100.0e-6 + 2.0 * 1.2e-6;
+    assert!((small / (64_000.0 * 8.0 / rtt) - 1.0).abs() < 0.1, "{small}");
+    assert!((unscaled / (65_535.0 * 8.0 / rtt) - 1.0).abs() < 0.1, "{unscaled}");
+}
+
+#[test]
+fn handshake_adds_one_rtt_and_stays_ideal() {
+    let run = |h: bool| {
+        star(
+            2,
+            "5us",
+            "",
+            &format!("transport = {{ kind = \"tcp\", cc = \"reno\", handshake = {h} }}"),
+            "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 0, dst = 1, size = \"5KB\" }]",
+            "",
+            "{ all_flows_done = true, max_time = \"1s\" }",
+        )
+    };
+    let (a, b) = (run(false), run(true));
+    let (fa, fb) = (&a.flows[0], &b.flows[0]);
+    assert_eq!(fb.fct().unwrap(), fb.ideal_fct);
+    let extra = fb.fct().unwrap() - fa.fct().unwrap();
+    // SYN + SYN-ACK: 4 × 5 µs propagation + 4 × 51.2 ns serialisation of 64 B.
+    assert_eq!(extra, 20_000_000 + 4 * 51_200);
+}
+
+#[test]
+fn load_is_the_receiver_link_utilisation_for_7_to_1() {
+    // 7 senders → 1 receiver at load 0.5: the receiver's link is half busy with payload
+    // (plus 40 B of header per 1460 B segment on the wire).
+    let r = star(
+        8,
+        "1us",
+        "buffer = \"4MB\"\naqm = { kind = \"dctcp_red\", threshold = \"65KB\" }",
+        "transport = { kind = \"tcp\", cc = \"dctcp\" }",
+        "[[traffic]]\nkind = \"poisson\"\nsizes = \"storage\"\nload = 0.5\nflows = 30000\nsrc = \"0-6\"\ndst = 7",
+        "queues = [{ node = \"sw0\", port = 7 }]\nlink_sample_interval = \"1ms\"",
+        "{ all_flows_done = true, max_time = \"2s\" }",
+    );
+    let end = r.flows.iter().map(|f| f.start).max().unwrap();
+    let u: Vec<f64> = r.links.iter().filter(|l| l.time <= end).map(|l| l.utilization).collect();
+    let mean = u.iter().sum::<f64>() / u.len() as f64;
+    let expect = 0.5 * 1500.0 / 1460.0;
+    eprintln!("receiver link utilisation {mean:.4}, expected ≈ {expect:.4}");
+    assert!((mean / expect - 1.0).abs() < 0.06, "{mean}");
+}
+
+#[test]
+fn stride_permutation_and_incast_patterns() {
+    let pat = |t: &str| {
+        star(8, "1us", "", "", t, "", "{ all_flows_done = true, max_time = \"1s\" }").flows
+    };
+    let s = pat("[[traffic]]\nkind = \"stride\"\nstride = 3\nsize = \"10KB\"");
+    assert_eq!(s.len(), 8);
+    assert!(s.iter().all(|f| f.dst == (f.src + 3) % 8));
+    let p = pat("[[traffic]]\nkind = \"permutation\"\nsize = \"10KB\"");
+    let mut srcs: Vec<u32> = p.iter().map(|f| f.src).collect();
+    let mut dsts: Vec<u32> = p.iter().map(|f| f.dst).collect();
+    srcs.sort();
+    dsts.sort();
+    assert_eq!(srcs, (0..8).collect::<Vec<_>>());
+    assert_eq!(dsts, (0..8).collect::<Vec<_>>());
+    assert!(p.iter().all(|f| f.src != f.dst));
+    let i = pat("[[traffic]]\nkind = \"incast\"\nsenders = [0, 1, \"2-4\"]\nreceiver = 7\nsize = \"20KB\"\nat = \"1ms\"\nrepeat = 3\nperiod = \"5ms\"\ntag = \"query\"");
+    assert_eq!(i.len(), 15);
+    assert!(i.iter().all(|f| f.dst == 7 && f.tag == 1));
+    let starts: Vec<u64> = i.iter().map(|f| f.start).collect();
+    assert_eq!(starts.iter().filter(|&&t| t == 6_000_000_000).count(), 5);
+}
+
+#[test]
+fn dynamic_threshold_caps_one_queue_at_alpha_share() {
+    // One congested queue under DT with alpha = 1 settles at B/2 of a 1 MB shared buffer.
+    let r = star(
+        9,
+        "1us",
+        "buffer = \"1MB\"\nalpha = 1.0",
+        "transport = { kind = \"tcp\", cc = \"reno\" }",
+        "[[traffic]]\nkind = \"incast\"\nsenders = \"0-7\"\nreceiver = 8\nsize = \"2MB\"\nat = \"0us\"",
+        "queue_sample_interval = \"5us\"\nqueues = [{ node = \"sw0\", port = 8 }]",
+        "{ all_flows_done = true, max_time = \"1s\" }",
+    );
+    let max = r.queues.iter().map(|q| q.bytes).max().unwrap();
+    eprintln!("max queue {max} B, drops {:?}", r.meta.drops);
+    assert!(max <= 500_000 && max > 480_000, "{max}");
+    assert!(r.meta.drops.buffer > 0);
+}
+
+#[test]
+fn queue_samples_stream_to_csv() {
+    let p = std::env::temp_dir().join(format!("dcnlab-stream-{}.csv", std::process::id()));
+    let r = star(
+        4,
+        "1us",
+        "buffer = \"1MB\"",
+        "",
+        "[[traffic]]\nkind = \"incast\"\nsenders = \"0-2\"\nreceiver = 3\nsize = \"100KB\"\nat = \"0us\"",
+        &format!("queue_sample_interval = \"10us\"\nqueues = \"all\"\nqueue_stream = \"{}\"", p.display()),
+        "{ time = \"2ms\" }",
+    );
+    assert!(r.queues.is_empty(), "streamed rows are not held in memory");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "time_us,node,port,queue,bytes,packets,marks,drops");
+    assert_eq!(lines.len() - 1, 200 * 4);
+    assert!(lines.iter().any(|l| l.starts_with("10,sw0,3,0,") && !l.ends_with(",0,0,0,0")));
+}
