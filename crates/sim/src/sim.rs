@@ -412,6 +412,17 @@ impl Sim {
         self.now
     }
 
+    /// The AQM of one queue, to read its state or change its parameters between `run_until` steps (a
+    /// change applies to the next decision). `node` is a node name (`sw0`, `leaf3`, …).
+    pub fn aqm_mut(&mut self, node: &str, port: u32, queue: u32) -> Option<&mut Aqm> {
+        let n = self.rec.meta.node_names.iter().position(|x| x == node)?;
+        let nd = &self.nodes[n];
+        if port >= nd.nports {
+            return None;
+        }
+        self.ports[(nd.port0 + port) as usize].queues.get_mut(queue as usize).map(|q| &mut q.aqm)
+    }
+
     pub fn stop_time(&self) -> Time {
         self.stop_time
     }

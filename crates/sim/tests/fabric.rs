@@ -326,3 +326,73 @@ fn queue_samples_stream_to_csv() {
     assert_eq!(lines.len() - 1, 200 * 4);
     assert!(lines.iter().any(|l| l.starts_with("10,sw0,3,0,") && !l.ends_with(",0,0,0,0")));
 }
+
+/// Extra delay of each flow, read off its ideal FCT against the same flow with no extra delay.
+fn drawn_delays_us(extra_delay: &str, n: usize) -> Vec<f64> {
+    let flows: Vec<String> =
+        (0..n).map(|i| format!("{{ src = 0, dst = 1, size = \"1KB\", start = \"{}us\" }}", i * 500)).collect();
+    let traffic = format!("[[traffic]]\nkind = \"flows\"\nlist = [{}]", flows.join(", "));
+    let stop = "{ all_flows_done = true, max_time = \"1s\" }";
+    let base = star(2, "1us", "", "", &traffic, "", stop).flows[0].ideal_fct;
+    let r = star(2, "1us", "", &format!("extra_delay = {extra_delay}"), &traffic, "", stop);
+    r.flows.iter().map(|f| (f.ideal_fct - base) as f64 / 1e6).collect()
+}
+
+#[test]
+fn lognormal_and_cdf_delays() {
+    let mut v = drawn_delays_us(
+        "{ kind = \"lognormal\", median = \"50us\", sigma = 0.6, min = \"30us\", max = \"120us\", per = \"flow\" }",
+        400,
+    );
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert!(v[0] >= 30.0 && v[399] <= 120.0, "{} {}", v[0], v[399]);
+    assert_eq!(v[0], 30.0, "the clamp is reached");
+    assert!((v[200] / 50.0 - 1.0).abs() < 0.1, "median {}", v[200]);
+    let dir = std::env::temp_dir().join(format!("dcnlab-delaycdf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("d.txt");
+    std::fs::write(&p, "# delay_us cdf\n20 0\n100 1\n").unwrap();
+    let v = drawn_delays_us(&format!("{{ kind = \"cdf\", path = \"{}\", per = \"flow\" }}", p.display()), 400);
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    assert!(v.iter().all(|&d| (20.0..=100.0).contains(&d)));
+    assert!((mean - 60.0).abs() < 4.0, "{mean}");
+}
+
+#[test]
+fn aqm_parameters_change_at_run_time() {
+    use dcnlab_sim::aqm::Aqm;
+    let text = r#"
+stop = { time = "40ms" }
+[topology]
+kind = "star"
+hosts = 3
+link = { rate = "10Gbps", delay = "5us" }
+[switch]
+buffer = "4MB"
+aqm = { kind = "dctcp_red", threshold = "100KB" }
+[host]
+transport = { kind = "tcp", cc = "dctcp" }
+[[traffic]]
+kind = "flows"
+list = [{ src = 0, dst = 2, size = "inf" }, { src = 1, dst = 2, size = "inf" }]
+[record]
+queue_sample_interval = "10us"
+queues = [{ node = "sw0", port = 2 }]
+"#;
+    let mut sim = dcnlab_sim::Sim::from_toml(text).unwrap();
+    sim.run_until(20_000_000_000);
+    match sim.aqm_mut("sw0", 2, 0).unwrap() {
+        Aqm::DctcpRed(a) => a.params.threshold = 20_000,
+        _ => unreachable!(),
+    }
+    assert!(sim.aqm_mut("sw0", 9, 0).is_none());
+    sim.run_until(u64::MAX);
+    let r = sim.run();
+    let avg = |a: u64, b: u64| {
+        let v: Vec<f64> = r.queues.iter().filter(|q| q.time > a && q.time <= b).map(|q| q.bytes as f64).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (before, after) = (avg(10_000_000_000, 20_000_000_000), avg(30_000_000_000, 40_000_000_000));
+    eprintln!("mean queue {before:.0} B with K = 100 KB, {after:.0} B with K = 20 KB");
+    assert!(before > 90_000.0 && after < 30_000.0);
+}
