@@ -1,12 +1,25 @@
 //! The event queue: one priority queue ordered by (time, insertion sequence), holding small `Copy` events.
 //!
-//! A binary heap of 24-byte entries. (A radix heap on the same key was tried and measured slower on
-//! benchmark 1: entries cluster within a few microseconds of "now", so its buckets stay large and each
-//! pop rescans them.)
+//! Near events — a packet finishing serialisation, a packet reaching the end of a link — go into a
+//! timing wheel of 8.192 ns slots that covers the next 67 µs; a bitmap finds the next non-empty slot, and
+//! a slot rarely holds more than one or two entries (kept as a linked list in one pool of nodes, so the
+//! wheel stays a few tens of KB and hot in cache), so finding the earliest is a short scan. Far events
+//! (retransmission timers, flow arrivals, samples) go into a binary heap. A pop takes the smaller head of
+//! the two, so the order is exactly (time, sequence) and runs stay deterministic. On benchmark 1 this
+//! costs a fraction of a binary heap holding everything (measured with callgrind: see README); a radix
+//! heap was tried too and was slower, because entries cluster within a few µs of "now".
 
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+
+/// log2 of the slot width in picoseconds.
+const SHIFT: u32 = 13;
+/// log2 of the number of slots.
+const BITS: u32 = 13;
+const SLOTS: usize = 1 << BITS;
+const MASK: u64 = SLOTS as u64 - 1;
+const WORDS: usize = SLOTS / 64;
 
 #[derive(Clone, Copy, Debug)]
 struct Item<E> {
@@ -15,9 +28,16 @@ struct Item<E> {
     ev: E,
 }
 
+impl<E> Item<E> {
+    #[inline]
+    fn key(&self) -> (Time, u64) {
+        (self.t, self.seq)
+    }
+}
+
 impl<E> PartialEq for Item<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.seq == o.seq
+        self.key() == o.key()
     }
 }
 impl<E> Eq for Item<E> {}
@@ -30,50 +50,177 @@ impl<E> Ord for Item<E> {
     // BinaryHeap is a max-heap: reverse to pop the smallest (time, sequence) first.
     #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
+        o.key().cmp(&self.key())
     }
 }
 
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Node<E> {
+    it: Item<E>,
+    next: u32,
+}
+
 pub struct EventQueue<E: Copy> {
-    heap: BinaryHeap<Item<E>>,
+    /// Head of each slot's list in `pool` (NIL when empty).
+    heads: Vec<u32>,
+    pool: Vec<Node<E>>,
+    free: u32,
+    /// Bit i set ⇔ slot i holds entries.
+    bits: Vec<u64>,
+    /// Absolute slot number (time >> SHIFT) of the last entry popped; every wheel entry lies in
+    /// [cur, cur + SLOTS).
+    cur: u64,
+    in_wheel: usize,
+    far: BinaryHeap<Item<E>>,
     seq: u64,
 }
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0 }
+        EventQueue {
+            heads: vec![NIL; SLOTS],
+            pool: Vec::with_capacity(4096),
+            free: NIL,
+            bits: vec![0; WORDS],
+            cur: 0,
+            in_wheel: 0,
+            far: BinaryHeap::with_capacity(1024),
+            seq: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.in_wheel + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
-    /// Schedule `ev` at `t`.
+    /// Schedule `ev` at `t` (never before the last popped time).
     #[inline]
     pub fn push(&mut self, t: Time, ev: E) {
         self.seq += 1;
-        self.heap.push(Item { t, seq: self.seq, ev });
+        let it = Item { t, seq: self.seq, ev };
+        let abs = t >> SHIFT;
+        debug_assert!(abs >= self.cur, "event scheduled in the past");
+        if abs < self.cur + SLOTS as u64 {
+            let s = (abs & MASK) as usize;
+            let node = Node { it, next: self.heads[s] };
+            let n = if self.free != NIL {
+                let n = self.free;
+                self.free = self.pool[n as usize].next;
+                self.pool[n as usize] = node;
+                n
+            } else {
+                self.pool.push(node);
+                (self.pool.len() - 1) as u32
+            };
+            self.heads[s] = n;
+            self.bits[s >> 6] |= 1 << (s & 63);
+            self.in_wheel += 1;
+        } else {
+            self.far.push(it);
+        }
     }
 
-    /// Time of the earliest entry.
+    /// The first non-empty slot at or after the cursor, in wheel order.
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|i| i.t)
+    fn next_slot(&self) -> Option<usize> {
+        if self.in_wheel == 0 {
+            return None;
+        }
+        let start = (self.cur & MASK) as usize;
+        let (w0, b0) = (start >> 6, start & 63);
+        let first = self.bits[w0] & (!0u64 << b0);
+        if first != 0 {
+            return Some((w0 << 6) | first.trailing_zeros() as usize);
+        }
+        for k in 1..=WORDS {
+            let w = (w0 + k) % WORDS;
+            let m = if k == WORDS { self.bits[w] & !(!0u64 << b0) } else { self.bits[w] };
+            if m != 0 {
+                return Some((w << 6) | m.trailing_zeros() as usize);
+            }
+        }
+        None
+    }
+
+    /// Remove and return the earliest entry if its time is ≤ `limit`; otherwise leave everything as is.
+    #[inline]
+    pub fn pop_before(&mut self, limit: Time) -> Option<(Time, E)> {
+        // (slot, node before the earliest (NIL if it is the head), earliest node, its key)
+        let wheel = self.next_slot().map(|s| {
+            let head = self.heads[s];
+            let (mut best_prev, mut best) = (NIL, head);
+            let (mut prev, mut n) = (head, self.pool[head as usize].next);
+            while n != NIL {
+                if self.pool[n as usize].it.key() < self.pool[best as usize].it.key() {
+                    best = n;
+                    best_prev = prev;
+                }
+                prev = n;
+                n = self.pool[n as usize].next;
+            }
+            (s, best_prev, best, self.pool[best as usize].it.key())
+        });
+        let far = self.far.peek().map(|it| it.key());
+        let from_wheel = match (wheel, far) {
+            (None, None) => return None,
+            (Some((_, _, _, k)), Some(f)) => k < f,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+        };
+        if from_wheel {
+            let (s, prev, n, (t, _)) = wheel.unwrap();
+            if t > limit {
+                return None;
+            }
+            let node = self.pool[n as usize];
+            if prev == NIL {
+                self.heads[s] = node.next;
+            } else {
+                self.pool[prev as usize].next = node.next;
+            }
+            self.pool[n as usize].next = self.free;
+            self.free = n;
+            if self.heads[s] == NIL {
+                self.bits[s >> 6] &= !(1 << (s & 63));
+            }
+            let it = node.it;
+            self.in_wheel -= 1;
+            self.cur = t >> SHIFT;
+            Some((it.t, it.ev))
+        } else {
+            if far.unwrap().0 > limit {
+                return None;
+            }
+            let it = self.far.pop().unwrap();
+            // The far entry is the global minimum, so every wheel entry still lies ahead of the cursor.
+            self.cur = it.t >> SHIFT;
+            Some((it.t, it.ev))
+        }
     }
 
     /// Remove and return the earliest entry.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        self.heap.pop().map(|i| (i.t, i.ev))
+        self.pop_before(Time::MAX)
     }
 
     /// Every pending entry, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Time, &E)> {
-        self.heap.iter().map(|it| (it.t, &it.ev))
+        let mut wheel = Vec::with_capacity(self.in_wheel);
+        for &h in &self.heads {
+            let mut n = h;
+            while n != NIL {
+                wheel.push(&self.pool[n as usize].it);
+                n = self.pool[n as usize].next;
+            }
+        }
+        wheel.into_iter().chain(self.far.iter()).map(|it| (it.t, &it.ev))
     }
 }
 
@@ -100,7 +247,7 @@ mod tests {
         for _ in 0..30_000 {
             if rng.gen_bool(0.55) || q.is_empty() {
                 // Many ties on purpose.
-                let t = now + [0, 0, 1, 5, 1000, rng.gen_range(0..1_000_000)][rng.gen_range(0..6)];
+                let t = now + [0, 0, 1, 5, 1000, 2047, 2048, rng.gen_range(0..1_000_000), rng.gen_range(0..200_000_000)][rng.gen_range(0..9)];
                 q.push(t, id);
                 reference.push((t, id));
                 id += 1;
@@ -115,5 +262,22 @@ mod tests {
             assert_eq!(q.len(), reference.len());
         }
         assert_eq!(popped, expect);
+    }
+
+    #[test]
+    fn pop_before_leaves_later_entries() {
+        let mut q = EventQueue::new();
+        q.push(5_000, 1u32);
+        q.push(100_000_000_000, 2);
+        assert_eq!(q.pop_before(4_999), None);
+        // Something earlier can still be scheduled after a refused pop.
+        q.push(4_000, 3);
+        assert_eq!(q.pop_before(10_000), Some((4_000, 3)));
+        assert_eq!(q.pop_before(10_000), Some((5_000, 1)));
+        assert_eq!(q.pop_before(10_000), None);
+        q.push(60_000, 4);
+        assert_eq!(q.pop(), Some((60_000, 4)));
+        assert_eq!(q.pop(), Some((100_000_000_000, 2)));
+        assert!(q.is_empty());
     }
 }

@@ -446,15 +446,14 @@ impl Sim {
             if self.done() {
                 return true;
             }
-            let Some(t) = self.q.peek_time() else {
-                self.now = self.now.max(limit.min(self.stop_time));
-                return self.now >= self.stop_time || self.sources.iter().all(|s| s.peek().is_none());
-            };
-            if t > limit {
+            let Some((t, ev)) = self.q.pop_before(limit) else {
+                if self.q.is_empty() {
+                    self.now = self.now.max(limit.min(self.stop_time));
+                    return self.now >= self.stop_time || self.sources.iter().all(|s| s.peek().is_none());
+                }
                 self.now = limit;
                 return limit >= self.stop_time;
-            }
-            let (t, ev) = self.q.pop().unwrap();
+            };
             self.now = t;
             self.events += 1;
             self.handle(ev);
