@@ -499,6 +499,21 @@ mod tests {
         assert!(Cdf::parse("x", "0 0\n10 0.5").is_err());
     }
     #[test]
+    fn dcnlab_csv_file() {
+        let mut tags = Tags::default();
+        let text = "src,dst,size,start,tag\n0,3,5000,12.5\n1,2,64KB,1ms,query\n# comment\n2,1,inf,0\n";
+        let f = parse_dcnlab(text, 0, &mut tags).unwrap();
+        assert_eq!(f.len(), 3);
+        assert_eq!((f[0].src, f[0].dst, f[0].size, f[0].start, f[0].tag), (0, 3, 5000, 12_500_000, 0));
+        assert_eq!((f[1].size, f[1].start), (64_000, 1_000_000_000));
+        assert_eq!(tags.name(f[1].tag), "query");
+        assert_eq!(f[2].size, u64::MAX);
+        assert!(parse_dcnlab("0,1,0,5\n", 0, &mut tags).is_err());
+        assert!(parse_dcnlab("0,1,10KB\n", 0, &mut tags).is_err());
+        assert!(parse_dcnlab("0,1,10KB,5 parsecs\n", 0, &mut tags).is_err());
+    }
+
+    #[test]
     fn hpcc_file() {
         let f = parse_hpcc("2\n1 2 3 100 5000 2.000001\n2 1 3 100 70 2.5\n", 0).unwrap();
         assert_eq!(f[0].start, 2_000_001_000_000);
