@@ -5,12 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test test-rust test-python bench build venv clean
+.PHONY: demo test test-rust test-python bench build venv clean chromium
 
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "pytest>=7"
+	$(PY) -m pip install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "typer>=0.12" "rich>=13" "pytest>=7"
 	touch $@
 
 venv: $(VENV)/.deps
@@ -24,7 +24,13 @@ demo: build
 test-rust:
 	cargo test --release -p dcnlab-sim
 
-test-python: build
+# The report test renders the HTML page in headless Chromium (Debian's package).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test-python: build chromium
 	$(PY) -m pytest -q python/tests
 
 test: test-rust test-python

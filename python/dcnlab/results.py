@@ -11,27 +11,23 @@ import numpy as np
 import pandas as pd
 
 from . import _core
+from .scenario import ScenarioError, to_toml
 
 Scenario = str | Path | Mapping[str, Any]
 
 
-def _scenario_text(scenario: Scenario) -> tuple[str, str | None]:
+def _scenario_text(scenario: Scenario, base_dir: str | Path | None = None) -> tuple[str, str | None]:
     """TOML text and the folder that relative paths in it refer to."""
+    base = str(base_dir) if base_dir is not None else None
     if isinstance(scenario, Mapping):
-        from .toml_out import dumps
-
-        return dumps(scenario), None
+        return to_toml(scenario), base
     if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and scenario.endswith(".toml")):
         p = Path(scenario)
         try:
-            return p.read_text(), str(p.resolve().parent)
+            return p.read_text(), base or str(p.resolve().parent)
         except OSError as e:
-            raise ConfigFileError(f"cannot read scenario file `{p}`: {e.strerror}") from None
-    return str(scenario), None
-
-
-class ConfigFileError(_core.ConfigError):
-    """The scenario file itself cannot be read."""
+            raise ScenarioError("", f"cannot read scenario file `{p}`: {e.strerror}") from None
+    return str(scenario), base
 
 
 @dataclass
@@ -59,8 +55,9 @@ def load(directory: str | Path) -> Result:
     return Result(**frames, meta=json.loads((d / "meta.json").read_text()))
 
 
-def validate(scenario: Scenario) -> None:
-    text, base = _scenario_text(scenario)
+def validate(scenario: Scenario, base_dir: str | Path | None = None) -> None:
+    """Parse and check a scenario without running it; raises ConfigError naming the field."""
+    text, base = _scenario_text(scenario, base_dir)
     _core.validate(text, base)
 
 
@@ -68,9 +65,14 @@ def run(
     scenario: Scenario,
     progress: Callable[[float, int, int, int], None] | None = None,
     progress_interval_us: float = 1000.0,
+    base_dir: str | Path | None = None,
 ) -> Result:
-    """Run a scenario (path, TOML text or dict); the simulation runs with the GIL released."""
-    text, base = _scenario_text(scenario)
+    """Run a scenario (path, TOML text or dict); the simulation runs with the GIL released.
+
+    `progress(sim_time_us, flows_finished, flows_started, events)` is called every
+    `progress_interval_us` of simulated time. `base_dir` resolves relative paths of a text or dict
+    scenario (a path's own folder is used for a file)."""
+    text, base = _scenario_text(scenario, base_dir)
     raw = _core.run(text, base, progress, progress_interval_us)
     meta = json.loads(raw["meta"])
     frames = {k: pd.DataFrame(raw[k]) for k in ("flows", "queues", "links", "flow_trace")}
@@ -80,9 +82,16 @@ def run(
 BUCKETS = (0, 100_000, 10_000_000, np.inf)
 
 
-def summary(flows: pd.DataFrame, buckets=BUCKETS, warmup_us: float = 0.0) -> pd.DataFrame:
-    """Count, mean, median, p95, p99 of FCT (µs) and slowdown, overall and per size bucket (lo, hi]."""
-    f = flows[flows["start_us"] >= warmup_us]
+def summary(flows: "pd.DataFrame | Result", buckets=BUCKETS, warmup_us: float | None = None) -> pd.DataFrame:
+    """The field's standard table: count, mean, median, p95, p99 of FCT (µs) and of slowdown, for all
+    flows and per size bucket (lo, hi] (bytes; default the papers' (0, 100KB], (100KB, 10MB],
+    (10MB, ∞)). Flows starting before `warmup_us` (default: the run's `warmup`) are left out;
+    unfinished flows are counted in `unfinished`, never silently dropped."""
+    if isinstance(flows, Result):
+        if warmup_us is None:
+            warmup_us = float(flows.meta.get("warmup_us", 0.0))
+        flows = flows.flows
+    f = flows[flows["start_us"] >= (warmup_us or 0.0)]
     rows = []
     groups = [("all", f)] + [
         (f"({_fmt(lo)}, {_fmt(hi)}]", f[(f["size"] > lo) & (f["size"] <= hi)]) for lo, hi in zip(buckets[:-1], buckets[1:])

@@ -132,8 +132,15 @@ fn run(
     Ok(out.into())
 }
 
+/// A time with a unit (`"1.5ms"`) in microseconds, by the core's own parser.
+#[pyfunction]
+fn parse_time_us(s: &str) -> PyResult<f64> {
+    dcnlab_sim::units::parse_time(s).map(|t| t as f64 / US).map_err(|e| ConfigError::new_err(e))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_time_us, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;

@@ -816,6 +816,17 @@ impl Default for RecordCfg {
 impl Scenario {
     /// Parse a scenario from TOML text; errors name the field path.
     pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
+        if let Err(e) = text.parse::<toml::Table>() {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let msg = e.message().trim().lines().next().unwrap_or("").to_string();
+            return Err(ConfigError::new(
+                "",
+                match line {
+                    Some(l) => format!("not valid TOML: {msg} (line {l})"),
+                    None => format!("not valid TOML: {msg}"),
+                },
+            ));
+        }
         let de = toml::Deserializer::new(text);
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let outer = e.path().to_string();

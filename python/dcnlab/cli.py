@@ -1,0 +1,262 @@
+"""The `dcnlab` command line: run, summary, compare, plot, report, validate, sweep, demo.
+
+Every bad input ends in one line naming the field and the fix, with exit code 2 (`--debug` shows the
+traceback)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import _core
+from .results import Result, load, run, summary
+from .scenario import ScenarioError, load as load_scenario, override, parse_value
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="dcnlab: datacenter congestion-control simulator",
+)
+# Tables need ~110 columns; a pipe or file gets that width instead of rich's default 80.
+console = Console(width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+STATE = {"debug": False}
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+class UserError(Exception):
+    """A problem with what the user gave us: one line, exit 2."""
+
+
+@app.callback()
+def main_opts(debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors.")) -> None:
+    STATE["debug"] = debug
+
+
+def _sets(sets: List[str]) -> dict:
+    out = {}
+    for s in sets:
+        if "=" not in s:
+            raise ScenarioError("--set", f"`{s}` is not key=value (e.g. switch.aqm.threshold=100KB)")
+        k, v = s.split("=", 1)
+        out[k.strip()] = parse_value(v.strip())
+    return out
+
+
+def _stop_us(sc: dict) -> float | None:
+    stop = sc.get("stop", {})
+    t = stop.get("time") or stop.get("max_time")
+    try:
+        return _core.parse_time_us(t) if isinstance(t, str) else None
+    except _core.ConfigError:
+        return None
+
+
+def summary_table(res: Result, title: str) -> Table:
+    s = summary(res)
+    t = Table(title=title, title_justify="left")
+    cols = ["flows", "unfinished", "fct_mean", "fct_p50", "fct_p99", "sd_mean", "sd_p50", "sd_p99"]
+    t.add_column("bucket")
+    for c in cols:
+        t.add_column(c.replace("sd_", "slowdown ").replace("fct_", "FCT µs "), justify="right")
+    for b, row in s.iterrows():
+        t.add_row(str(b), *[f"{row[c]:,.0f}" if c in ("flows", "unfinished") or c.startswith("fct") else f"{row[c]:,.2f}" for c in cols])
+    return t
+
+
+def run_with_progress(scenario: dict, base_dir: str | None, label: str) -> Result:
+    total = _stop_us(scenario)
+    start = time.perf_counter()
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[sim]}"),
+        TextColumn("{task.fields[flows]}"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as prog:
+        task = prog.add_task(label, total=total or 1.0, sim="", flows="", rate="")
+
+        def cb(t_us: float, done: int, started: int, events: int) -> None:
+            el = max(time.perf_counter() - start, 1e-9)
+            prog.update(
+                task,
+                completed=min(t_us, total or t_us),
+                sim=f"{t_us / 1000:,.1f} ms",
+                flows=f"{done:,}/{started:,} flows done",
+                rate=f"{events / el / 1e6:,.1f} M events/s",
+            )
+
+        interval = max((total or 1e6) / 200.0, 10.0)
+        return run(scenario, progress=cb, progress_interval_us=interval, base_dir=base_dir)
+
+
+@app.command("run")
+def run_cmd(
+    scenario: Path = typer.Argument(..., help="Scenario TOML file."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write records (Parquet + meta.json) here."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key: --set switch.aqm.threshold=100KB"),
+) -> None:
+    """Run a scenario: progress bar, then the summary table."""
+    sc = override(load_scenario(scenario), _sets(set_))
+    res = run_with_progress(sc, str(scenario.resolve().parent), scenario.stem)
+    m = res.meta
+    console.print(
+        f"{m['name']}: {m['flows_finished']}/{m['flows_total']} flows, {m['sim_time_us'] / 1000:,.1f} ms simulated, "
+        f"{m['events']:,} events in {m['wall_s']:.1f} s"
+    )
+    console.print(summary_table(res, "summary"))
+    if out:
+        res.save(out)
+        console.print(f"records: {out}")
+
+
+def _load_dir(d: Path) -> Result:
+    if not (d / "meta.json").exists():
+        raise UserError(f"`{d}` holds no results (no meta.json); write some with `dcnlab run SCENARIO -o {d}`")
+    return load(d)
+
+
+@app.command("summary")
+def summary_cmd(directory: Path = typer.Argument(..., help="A results folder.")) -> None:
+    """The summary table of saved results."""
+    console.print(summary_table(_load_dir(directory), str(directory)))
+
+
+@app.command("compare")
+def compare_cmd(directories: List[Path] = typer.Argument(..., help="Results folders; ratios are to the first.")) -> None:
+    """Side-by-side summary of several runs, with ratios to the first."""
+    from .report import compare_table
+
+    runs = {str(d): _load_dir(d) for d in directories}
+    c = compare_table(runs)
+    t = Table(title="comparison (× = ratio to the first run)", title_justify="left")
+    t.add_column("bucket")
+    t.add_column("statistic")
+    for col in c.columns:
+        t.add_column(col, justify="right")
+    for (b, stat), row in c.iterrows():
+        t.add_row(str(b), stat, *[f"{v:,.2f}" for v in row.to_numpy()])
+    console.print(t)
+
+
+@app.command("plot")
+def plot_cmd(
+    directories: List[Path] = typer.Argument(..., help="Results folders."),
+    out: Path = typer.Option(Path("plots"), "-o", "--out", help="Folder for the PNG and SVG files."),
+) -> None:
+    """FCT CDFs, slowdown by size bucket, queue occupancy and link utilisation (PNG and SVG)."""
+    from .plots import plot_all
+
+    runs = {d.name or str(d): _load_dir(d) for d in directories}
+    for p in plot_all(runs, out):
+        console.print(str(p))
+
+
+@app.command("report")
+def report_cmd(
+    directories: List[Path] = typer.Argument(..., help="Results folders."),
+    out: Path = typer.Option(Path("report.html"), "-o", "--out", help="The HTML file to write."),
+) -> None:
+    """One self-contained HTML page with the tables and figures."""
+    from .report import write_report
+
+    runs = {d.name or str(d): _load_dir(d) for d in directories}
+    console.print(f"report: {write_report(runs, out)}")
+
+
+@app.command("validate")
+def validate_cmd(scenario: Path = typer.Argument(..., help="Scenario TOML file.")) -> None:
+    """Parse and check a scenario without running it."""
+    from .results import validate
+
+    validate(scenario)
+    console.print(f"ok: {scenario}")
+
+
+@app.command("sweep")
+def sweep_cmd(
+    base: Path = typer.Argument(..., help="Base scenario TOML file."),
+    grid: List[str] = typer.Option([], "--grid", help="key=[v1,v2,…]; repeat for more keys."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Seeds per combination."),
+    jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
+    out: Path = typer.Option(Path("results/sweep"), "-o", "--out", help="Results folder (runs are cached here)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key of the base scenario."),
+) -> None:
+    """Every combination of the grid × seeds, on all cores; one table with mean and 95% CI across seeds."""
+    from .sweep import ProcessRunner, parse_grid, sweep
+
+    sc = override(load_scenario(base), _sets(set_))
+    g = dict(parse_grid(s) for s in grid)
+    t0 = time.perf_counter()
+    runs, agg = sweep(
+        sc, g, seeds=seeds, out=out, runner=ProcessRunner(jobs or None), base_dir=str(base.resolve().parent),
+        on_done=lambda todo, total: err.print(f"{todo} of {total} runs computed, {total - todo} from cache"),
+    )
+    t = Table(title=f"sweep: {len(runs)} runs in {time.perf_counter() - t0:.1f} s ({out})", title_justify="left")
+    keys = list(g)
+    show = ["all:fct_mean", "all:sd_mean", "all:sd_p99", "(0B, 100KB]:sd_p99", "(10MB, inf]:fct_mean"]
+    for k in keys + ["runs"]:
+        t.add_column(k)
+    for c in show:
+        t.add_column(c.replace(":", "\n"), justify="right")
+    for _, row in agg.iterrows():
+        cells = [str(row[k]) for k in keys] + [str(row["runs"])]
+        for c in show:
+            ci = row.get(c + " ±95%")
+            cells.append(f"{row[c]:,.2f}" + (f" ± {ci:,.2f}" if ci == ci and ci is not None else ""))
+        t.add_row(*cells)
+    console.print(t)
+
+
+@app.command("demo")
+def demo_cmd(out: Path = typer.Option(Path("results/demo"), "-o", "--out", help="Where records and the report go.")) -> None:
+    """A small but meaningful default experiment (about a minute), its comparison and its report."""
+    from .report import write_report
+
+    path = EXPERIMENTS / "demo.toml"
+    base = load_scenario(path)
+    runs = {}
+    for label, k in (("DCTCP-RED K=200KB", "200KB"), ("DCTCP-RED K=30KB", "30KB")):
+        res = run_with_progress(override(base, {"switch.aqm.threshold": k}), str(path.parent), label)
+        res.save(out / label.replace(" ", "_").replace("=", ""))
+        runs[label] = res
+        console.print(summary_table(res, label))
+    console.print(f"report: {write_report(runs, out / 'report.html', title='dcnlab demo: DCTCP-RED thresholds under RTT variation')}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        app(args=argv, prog_name="dcnlab")
+        return 0
+    except SystemExit as e:  # click's own exits: 0 after --help, 2 for usage errors
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except (_core.ConfigError, UserError) as e:
+        if STATE["debug"]:
+            raise
+        err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
+        return 2
+    except OSError as e:
+        if STATE["debug"]:
+            raise
+        err.print(f"error: {e.strerror}: {e.filename}", markup=False, highlight=False, soft_wrap=True)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+def run_main() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

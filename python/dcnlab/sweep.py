@@ -1,0 +1,146 @@
+"""Parameter sweeps: every combination of a grid × seeds, run on all cores, cached by scenario hash.
+
+The runner is swappable: anything with `map(fn, items)` returning results in order (a process pool here;
+a Ray backend can be added behind the same interface)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Protocol
+
+import pandas as pd
+
+from .results import load, run, summary, validate
+from .scenario import ScenarioError, override, parse_value, scenario_hash
+
+STATS = ("fct_mean", "fct_p99", "sd_mean", "sd_p50", "sd_p99")
+
+
+class Runner(Protocol):
+    def map(self, fn: Callable[[Any], Any], items: list[Any]) -> Iterable[Any]: ...
+
+
+class SerialRunner:
+    def map(self, fn, items):
+        return map(fn, items)
+
+
+class ProcessRunner:
+    """A local process pool (one simulation per core)."""
+
+    def __init__(self, jobs: int | None = None):
+        self.jobs = jobs or os.cpu_count() or 1
+
+    def map(self, fn, items):
+        if self.jobs <= 1 or len(items) <= 1:
+            return map(fn, items)
+        with ProcessPoolExecutor(max_workers=self.jobs) as ex:
+            return list(ex.map(fn, items))
+
+
+def _split_top(s: str) -> list[str]:
+    """Split on commas outside brackets, braces and quotes."""
+    out, depth, quote, cur = [], 0, "", ""
+    for ch in s:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_grid(spec: str) -> tuple[str, list[Any]]:
+    """`key=[v1,v2,…]` → (key, values); values in TOML syntax or bare strings (`50KB`)."""
+    if "=" not in spec:
+        raise ScenarioError("--grid", f"`{spec}` is not `key=[v1,v2,…]`")
+    key, vals = spec.split("=", 1)
+    vals = vals.strip()
+    if not (vals.startswith("[") and vals.endswith("]")):
+        raise ScenarioError("--grid", f"the values of `{key}` must be a list in brackets, e.g. {key}=[1,2]")
+    values = [parse_value(v) for v in _split_top(vals[1:-1])]
+    if not values:
+        raise ScenarioError("--grid", f"`{key}` has no values")
+    return key.strip(), values
+
+
+def _run_one(job: tuple[dict, str | None, str]) -> dict:
+    scenario, base_dir, cache_dir = job
+    d = Path(cache_dir)
+    if not (d / "meta.json").exists():
+        r = run(scenario, base_dir=base_dir)
+        r.save(d)
+    r = load(d)
+    s = summary(r)
+    row = {f"{b}:{c}": s.loc[b, c] for b in s.index for c in STATS}
+    row["unfinished"] = int(s.loc["all", "unfinished"])
+    row["wall_s"] = r.meta.get("wall_s")
+    return row
+
+
+def _t95(n: int) -> float:
+    """Two-sided 95% Student-t quantile for n samples."""
+    table = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}
+    return table.get(n, 1.96 + 2.5 / max(n - 1, 1))
+
+
+def sweep(
+    base: Mapping[str, Any],
+    grid: Mapping[str, list[Any]],
+    seeds: int = 1,
+    out: str | Path = "results/sweep",
+    runner: Runner | None = None,
+    base_dir: str | None = None,
+    on_done: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run every grid combination with `seeds` seeds. Returns (one row per run, mean and 95% CI per
+    combination). Runs already in `out/runs/<hash>` are not run again."""
+    out = Path(out)
+    keys = list(grid)
+    base_seed = int(base.get("seed", 1))
+    jobs, rows = [], []
+    for combo in itertools.product(*(grid[k] for k in keys)):
+        # Every combination is checked by the core before anything runs: a bad key or value fails fast
+        # with the field named, not inside a worker.
+        validate(override(base, dict(zip(keys, combo))), base_dir)
+        for i in range(seeds):
+            sc = override(base, dict(zip(keys, combo)) | {"seed": base_seed + i})
+            h = scenario_hash(sc)
+            jobs.append((sc, base_dir, str(out / "runs" / h)))
+            rows.append(dict(zip(keys, combo)) | {"seed": base_seed + i, "hash": h})
+    todo = sum(not (Path(j[2]) / "meta.json").exists() for j in jobs)
+    results = list((runner or ProcessRunner()).map(_run_one, jobs))
+    if on_done:
+        on_done(todo, len(jobs))
+    table = pd.DataFrame([r | s for r, s in zip(rows, results)])
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "runs.csv", index=False)
+    stat_cols = [c for c in table.columns if ":" in c]
+    agg = []
+    for combo, g in table.groupby(keys, sort=False, dropna=False) if keys else [((), table)]:
+        combo = combo if isinstance(combo, tuple) else (combo,)
+        row = dict(zip(keys, combo)) | {"runs": len(g)}
+        for c in stat_cols:
+            v = g[c].dropna()
+            row[c] = v.mean()
+            row[c + " ±95%"] = _t95(len(v)) * v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else float("nan")
+        agg.append(row)
+    summary_table = pd.DataFrame(agg)
+    summary_table.to_csv(out / "summary.csv", index=False)
+    (out / "sweep.json").write_text(json.dumps({"grid": {k: [str(v) for v in vs] for k, vs in grid.items()}, "seeds": seeds}))
+    return table, summary_table
