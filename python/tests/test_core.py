@@ -101,3 +101,19 @@ def test_cli_error_is_one_line_exit_2(tmp_path: Path):
     assert "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "-m", "dcnlab", "validate", str(tmp_path / "missing.toml")], capture_output=True, text=True)
     assert r.returncode == 2 and "cannot read scenario file" in r.stderr
+
+
+def test_gil_is_released_while_simulating():
+    import threading
+
+    long_run = STAR.replace("flows = 200", "flows = 3000").replace('max_time = "1s"', 'max_time = "20s"')
+    done = threading.Event()
+    t = threading.Thread(target=lambda: (dcnlab.run(long_run, progress_interval_us=1e12), done.set()))
+    ticks = 0
+    t.start()
+    while not done.is_set():
+        ticks += 1
+        done.wait(0.001)
+    t.join()
+    # With the GIL held for the whole run this loop could not advance until the run ended.
+    assert ticks > 50, ticks
