@@ -254,6 +254,87 @@ tagged_enum! {
             #[serde(default)]
             mark_at: MarkAt,
         },
+        /// TCN: mark at dequeue when the sojourn time exceeds `threshold`.
+        Tcn = "tcn" {
+            threshold: Dur,
+            #[serde(default)]
+            non_ect: NonEct,
+        },
+        /// CoDel (RFC 8289) in ECN-marking or drop mode.
+        Codel = "codel" {
+            target: Dur,
+            interval: Dur,
+            #[serde(default)]
+            mode: CodelMode,
+            #[serde(default)]
+            non_ect: Option<NonEct>,
+        },
+        /// ECN♯: instantaneous sojourn marking plus persistent-queue marking (Algorithm 1).
+        EcnSharp = "ecn_sharp" {
+            ins_target: TimeOrSize,
+            pst_target: TimeOrSize,
+            pst_interval: Dur,
+            #[serde(default)]
+            signal: SharpSignal,
+            #[serde(default)]
+            control_law: ControlLawCfg,
+            #[serde(default)]
+            division: DivisionCfg,
+            #[serde(default)]
+            non_ect: NonEct,
+        },
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CodelMode {
+    #[default]
+    Ecn,
+    Drop,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SharpSignal {
+    #[default]
+    Sojourn,
+    Queue,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlLawCfg {
+    #[default]
+    Linear,
+    Sqrt,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DivisionCfg {
+    #[default]
+    Exact,
+    Tofino,
+}
+
+/// A threshold given as a time (`"200us"`) or a size (`"100KB"`, `"40pkt"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeOrSize {
+    Time(Time),
+    Size(Size),
+}
+
+impl<'de> Deserialize<'de> for TimeOrSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)
+            .map_err(|_| de::Error::custom("a time (\"200us\") or a size (\"100KB\") with its unit"))?;
+        if let Ok(t) = crate::units::parse_time(&s) {
+            return Ok(TimeOrSize::Time(t));
+        }
+        crate::units::parse_size(&s).map(TimeOrSize::Size).map_err(|_| {
+            de::Error::custom(format!("`{s}` is neither a time (ps, ns, us, ms, s) nor a size (B, KB, MB, KiB, pkt)"))
+        })
     }
 }
 
@@ -954,6 +1035,36 @@ impl Scenario {
                 AqmCfg::DctcpRed { threshold, .. } => {
                     if threshold.0 == Size::Inf {
                         return Err(ConfigError::new(format!("{field}.threshold"), "must be a finite size"));
+                    }
+                }
+                AqmCfg::Tcn { threshold, .. } => {
+                    if threshold.0 == 0 {
+                        return Err(ConfigError::new(format!("{field}.threshold"), "must be greater than zero"));
+                    }
+                }
+                AqmCfg::Codel { target, interval, .. } => {
+                    if target.0 == 0 || interval.0 == 0 {
+                        return Err(ConfigError::new(format!("{field}.interval"), "target and interval must be greater than zero"));
+                    }
+                }
+                AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, signal, .. } => {
+                    let want_time = signal == SharpSignal::Sojourn;
+                    for (k, v) in [("ins_target", ins_target), ("pst_target", pst_target)] {
+                        match (want_time, v) {
+                            (true, TimeOrSize::Size(_)) => {
+                                return Err(ConfigError::new(format!("{field}.{k}"), "with signal = \"sojourn\" this is a time, e.g. \"200us\""))
+                            }
+                            (false, TimeOrSize::Time(_)) => {
+                                return Err(ConfigError::new(format!("{field}.{k}"), "with signal = \"queue\" this is a size, e.g. \"100KB\""))
+                            }
+                            (_, TimeOrSize::Size(Size::Inf)) => {
+                                return Err(ConfigError::new(format!("{field}.{k}"), "must be finite"))
+                            }
+                            _ => {}
+                        }
+                    }
+                    if pst_interval.0 == 0 {
+                        return Err(ConfigError::new(format!("{field}.pst_interval"), "must be greater than zero"));
                     }
                 }
                 AqmCfg::Red { kmin, kmax, pmax, average, .. } => {

@@ -857,40 +857,53 @@ impl Sim {
     fn start_tx(&mut self, p: u32) {
         let now = self.now;
         let mtu = self.mtu;
+        if self.ports[p as usize].busy_until < now && !self.nodes[self.ports[p as usize].node as usize].is_host {
+            // The link went idle with every queue empty (CoDel leaves its dropping state).
+            for q in self.ports[p as usize].queues.iter_mut() {
+                q.aqm.on_idle();
+            }
+        }
+        // The queue the scheduler picked; after a dequeue-time drop the same queue is asked again at the
+        // same instant (RFC 8289's dequeue loop), then the scheduler if it ran dry.
+        let mut picked: Option<usize> = None;
         loop {
             let port = &mut self.ports[p as usize];
             if port.pkts == 0 {
                 return;
             }
-            let qi = match &mut port.sched {
-                Sched::Sp => port.queues.iter().position(|q| !q.fifo.is_empty()).unwrap(),
-                Sched::Dwrr { quantum, cur, fresh } => loop {
-                    let q = &mut port.queues[*cur];
-                    if q.fifo.is_empty() {
-                        q.deficit = 0;
-                        *cur = (*cur + 1) % quantum.len();
-                        *fresh = true;
-                        continue;
-                    }
-                    if *fresh {
-                        q.deficit += quantum[*cur];
-                        *fresh = false;
-                    }
-                    let head = self.arena.get(*q.fifo.front().unwrap()).size as u64;
-                    if q.deficit >= head {
-                        q.deficit -= head;
-                        let i = *cur;
-                        if q.fifo.len() == 1 {
+            let qi = match picked.filter(|&q| !port.queues[q].fifo.is_empty()) {
+                Some(q) => q,
+                None => match &mut port.sched {
+                    Sched::Sp => port.queues.iter().position(|q| !q.fifo.is_empty()).unwrap(),
+                    Sched::Dwrr { quantum, cur, fresh } => loop {
+                        let q = &mut port.queues[*cur];
+                        if q.fifo.is_empty() {
                             q.deficit = 0;
                             *cur = (*cur + 1) % quantum.len();
                             *fresh = true;
+                            continue;
                         }
-                        break i;
-                    }
-                    *cur = (*cur + 1) % quantum.len();
-                    *fresh = true;
+                        if *fresh {
+                            q.deficit += quantum[*cur];
+                            *fresh = false;
+                        }
+                        let head = self.arena.get(*q.fifo.front().unwrap()).size as u64;
+                        if q.deficit >= head {
+                            q.deficit -= head;
+                            let i = *cur;
+                            if q.fifo.len() == 1 {
+                                q.deficit = 0;
+                                *cur = (*cur + 1) % quantum.len();
+                                *fresh = true;
+                            }
+                            break i;
+                        }
+                        *cur = (*cur + 1) % quantum.len();
+                        *fresh = true;
+                    },
                 },
             };
+            picked = Some(qi);
             let q = &mut port.queues[qi];
             let id = q.fifo.pop_front().unwrap();
             let pkt = self.arena.get_mut(id);

@@ -188,3 +188,34 @@ fn missing_flow_file() {
     assert_eq!(f, "traffic[0].path");
     assert!(m.contains("cannot read flow file"), "{m}");
 }
+
+#[test]
+fn sojourn_aqms_check_their_units_and_names() {
+    let (f, m) = err(&replaced(
+        "aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }",
+        "aqm = { kind = \"ecn_sharp\", ins_target = \"200KB\", pst_target = \"85us\", pst_interval = \"200us\" }",
+    ));
+    assert_eq!(f, "switch.aqm.ins_target");
+    assert!(m.contains("time"), "{m}");
+    let (f, _) = err(&replaced(
+        "aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }",
+        "aqm = { kind = \"ecn_sharp\", ins_target = \"200us\", pst_target = \"85us\", pst_interval = \"200us\", control_law = \"cubic\" }",
+    ));
+    assert_eq!(f, "switch.aqm.control_law");
+    let (f, m) = err(&replaced(
+        "aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }",
+        "aqm = { kind = \"codel\", target = \"10us\", interval = \"200us\", mode = \"mark\" }",
+    ));
+    assert_eq!(f, "switch.aqm.mode");
+    assert!(m.contains("ecn") && m.contains("drop"), "{m}");
+    let (f, _) = err(&replaced("aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }", "aqm = { kind = \"tcn\", threshold = \"65KB\" }"));
+    assert_eq!(f, "switch.aqm.threshold");
+    for ok in [
+        "{ kind = \"tcn\", threshold = \"150us\" }",
+        "{ kind = \"codel\", target = \"85us\", interval = \"200us\" }",
+        "{ kind = \"ecn_sharp\", ins_target = \"250KB\", pst_target = \"100KB\", pst_interval = \"200us\", signal = \"queue\" }",
+        "{ kind = \"ecn_sharp\", ins_target = \"200us\", pst_target = \"85us\", pst_interval = \"200us\", division = \"tofino\", control_law = \"sqrt\" }",
+    ] {
+        Sim::from_toml(&replaced("aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }", &format!("aqm = {ok}"))).unwrap();
+    }
+}

@@ -4,11 +4,14 @@
 //! buffer manager's, never the AQM's. Parameters may change at run time; a change applies to the next
 //! decision.
 
+pub mod codel;
 pub mod dctcp_red;
 pub mod droptail;
+pub mod ecn_sharp;
 pub mod red;
+pub mod tcn;
 
-use crate::config::{AqmCfg, MarkAt, NonEct};
+use crate::config::{AqmCfg, CodelMode, ControlLawCfg, DivisionCfg, MarkAt, NonEct, SharpSignal, TimeOrSize};
 use crate::rng::Rng;
 use crate::units::Time;
 
@@ -35,6 +38,9 @@ pub enum Aqm {
     DropTail(droptail::DropTail),
     DctcpRed(dctcp_red::DctcpRed),
     Red(red::Red),
+    Tcn(tcn::Tcn),
+    Codel(codel::Codel),
+    EcnSharp(ecn_sharp::EcnSharp),
 }
 
 impl Aqm {
@@ -52,6 +58,38 @@ impl Aqm {
                 weight: *average,
                 at_dequeue: *mark_at == MarkAt::Dequeue,
             })),
+            AqmCfg::Tcn { threshold, .. } => Aqm::Tcn(tcn::Tcn::new(tcn::Params { threshold: threshold.0 })),
+            AqmCfg::Codel { target, interval, mode, .. } => Aqm::Codel(codel::Codel::new(codel::Params {
+                target: target.0,
+                interval: interval.0,
+                mode: match mode {
+                    CodelMode::Drop => codel::Mode::Drop,
+                    CodelMode::Ecn => codel::Mode::Ecn,
+                },
+            })),
+            AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, signal, control_law, division, .. } => {
+                let v = |x: &TimeOrSize| match x {
+                    TimeOrSize::Time(t) => *t,
+                    TimeOrSize::Size(s) => s.bytes(mtu),
+                };
+                Aqm::EcnSharp(ecn_sharp::EcnSharp::new(ecn_sharp::Params {
+                    ins_target: v(ins_target),
+                    pst_target: v(pst_target),
+                    pst_interval: pst_interval.0,
+                    signal: match signal {
+                        SharpSignal::Sojourn => ecn_sharp::Signal::Sojourn,
+                        SharpSignal::Queue => ecn_sharp::Signal::Queue,
+                    },
+                    control_law: match control_law {
+                        ControlLawCfg::Linear => ecn_sharp::ControlLaw::Linear,
+                        ControlLawCfg::Sqrt => ecn_sharp::ControlLaw::Sqrt,
+                    },
+                    division: match division {
+                        DivisionCfg::Exact => ecn_sharp::Division::Exact,
+                        DivisionCfg::Tofino => ecn_sharp::Division::Tofino,
+                    },
+                }))
+            }
         }
     }
 
@@ -62,6 +100,8 @@ impl Aqm {
             AqmCfg::DctcpRed { non_ect, .. } => *non_ect,
             // RED is drop-capable: by default it drops what it cannot mark (aqm.md, common conventions).
             AqmCfg::Red { non_ect, .. } => non_ect.unwrap_or(NonEct::Drop),
+            AqmCfg::Codel { non_ect, .. } => non_ect.unwrap_or(NonEct::Drop),
+            AqmCfg::Tcn { non_ect, .. } | AqmCfg::EcnSharp { non_ect, .. } => *non_ect,
         }
     }
 
@@ -71,16 +111,32 @@ impl Aqm {
             Aqm::DropTail(_) => Verdict::Pass,
             Aqm::DctcpRed(a) => a.on_enqueue(ctx),
             Aqm::Red(a) => a.on_enqueue(ctx, rng),
+            Aqm::Tcn(_) | Aqm::Codel(_) | Aqm::EcnSharp(_) => Verdict::Pass,
         }
     }
 
     #[inline]
+    pub fn on_enqueue_any(&self) -> bool {
+        matches!(self, Aqm::DctcpRed(_) | Aqm::Red(_))
+    }
+
+    #[inline]
     pub fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
-        let _ = sojourn;
         match self {
             Aqm::DropTail(_) => Verdict::Pass,
             Aqm::DctcpRed(a) => a.on_dequeue(ctx),
             Aqm::Red(a) => a.on_dequeue(ctx, rng),
+            Aqm::Tcn(a) => a.on_dequeue(sojourn),
+            Aqm::Codel(a) => a.on_dequeue(ctx, sojourn),
+            Aqm::EcnSharp(a) => a.on_dequeue(ctx, sojourn),
+        }
+    }
+
+    /// The port's link became free while every queue was empty.
+    #[inline]
+    pub fn on_idle(&mut self) {
+        if let Aqm::Codel(a) = self {
+            a.on_idle()
         }
     }
 

@@ -1,0 +1,227 @@
+//! CoDel (RFC 8289, Nichols & Jacobson), in drop mode or ECN-marking mode.
+//!
+//! The RFC's dequeue loop, written as one decision per dequeued packet: the port glue asks again, for the
+//! next packet of the same queue at the same instant, after every drop — which is exactly the RFC's
+//! `while (now >= drop_next && dropping)` loop. In marking mode at most one packet is marked per dequeue
+//! and it is sent. `ok_to_drop`: the sojourn time has stayed at or above `target` for at least `interval`
+//! (and more than one MTU is queued); the control law spaces actions by `interval / √count`.
+
+use super::{QueueCtx, Verdict};
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Drop,
+    Ecn,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    pub target: Time,
+    pub interval: Time,
+    pub mode: Mode,
+}
+
+/// Where the decision for the next packet stands within one dequeue call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Step {
+    /// A fresh dequeue.
+    #[default]
+    Start,
+    /// The packet after the drop that entered the dropping state: it is sent.
+    AfterEntryDrop(Time),
+    /// The packet after a drop inside the dropping loop.
+    InLoop(Time),
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct State {
+    /// 0 = not above target (the RFC's sentinel).
+    pub first_above_time: Time,
+    pub dropping: bool,
+    pub drop_next: Time,
+    pub count: u32,
+    pub lastcount: u32,
+    step: Step,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub drops: u64,
+    pub marks: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Codel {
+    pub params: Params,
+    pub state: State,
+    pub stats: Stats,
+}
+
+impl Codel {
+    pub fn new(params: Params) -> Self {
+        Codel { params, state: State::default(), stats: Stats::default() }
+    }
+
+    /// control_law(t) = t + interval / √count
+    fn control_law(&self, t: Time) -> Time {
+        t + (self.params.interval as f64 / libm::sqrt(self.state.count.max(1) as f64)) as Time
+    }
+
+    fn ok_to_drop(&mut self, sojourn: Time, queue_after: u64, mtu: u32, now: Time) -> bool {
+        if sojourn < self.params.target || queue_after <= mtu as u64 {
+            self.state.first_above_time = 0;
+            return false;
+        }
+        if self.state.first_above_time == 0 {
+            self.state.first_above_time = now + self.params.interval;
+            return false;
+        }
+        now >= self.state.first_above_time
+    }
+
+    fn act(&mut self) -> Verdict {
+        match self.params.mode {
+            Mode::Drop => {
+                self.stats.drops += 1;
+                Verdict::Drop
+            }
+            Mode::Ecn => {
+                self.stats.marks += 1;
+                Verdict::Mark
+            }
+        }
+    }
+
+    #[inline]
+    pub fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time) -> Verdict {
+        let now = ctx.now;
+        let ok = self.ok_to_drop(sojourn, ctx.queue_bytes, ctx.mtu, now);
+        let step = std::mem::take(&mut self.state.step);
+        match step {
+            Step::AfterEntryDrop(t) if t == now => return Verdict::Pass,
+            Step::InLoop(t) if t == now => {
+                if !ok {
+                    self.state.dropping = false;
+                    return Verdict::Pass;
+                }
+                self.state.drop_next = self.control_law(self.state.drop_next);
+                if now >= self.state.drop_next {
+                    self.state.count += 1;
+                    self.state.step = Step::InLoop(now);
+                    return self.act();
+                }
+                return Verdict::Pass;
+            }
+            _ => {}
+        }
+        if self.state.dropping {
+            if !ok {
+                self.state.dropping = false;
+                return Verdict::Pass;
+            }
+            if now >= self.state.drop_next {
+                self.state.count += 1;
+                let v = self.act();
+                if self.params.mode == Mode::Drop {
+                    self.state.step = Step::InLoop(now);
+                } else {
+                    // Marking mode sends the marked packet; the next action is a control-law step away.
+                    self.state.drop_next = self.control_law(self.state.drop_next);
+                }
+                return v;
+            }
+            Verdict::Pass
+        } else if ok {
+            let v = self.act();
+            self.state.dropping = true;
+            // Resume near the previous rate if the last dropping state ended recently (RFC 8289 §5.5).
+            let delta = self.state.count.wrapping_sub(self.state.lastcount);
+            self.state.count = if delta > 1 && now.wrapping_sub(self.state.drop_next) < 16 * self.params.interval {
+                delta
+            } else {
+                1
+            };
+            self.state.drop_next = self.control_law(now);
+            self.state.lastcount = self.state.count;
+            if self.params.mode == Mode::Drop {
+                self.state.step = Step::AfterEntryDrop(now);
+            }
+            v
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    /// The queue was found empty when the link became free (RFC: dequeue of an empty queue).
+    pub fn on_idle(&mut self) {
+        self.state.first_above_time = 0;
+        self.state.dropping = false;
+        self.state.step = Step::Start;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::US;
+
+    fn ctx(now: Time, q: u64) -> QueueCtx {
+        QueueCtx { now, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
+    }
+
+    fn codel(mode: Mode) -> Codel {
+        Codel::new(Params { target: 10 * US, interval: 100 * US, mode })
+    }
+
+    #[test]
+    fn ecn_mode_state_machine() {
+        let mut c = codel(Mode::Ecn);
+        // Sojourn 50 µs from t = 0, one packet every 10 µs, a deep queue.
+        let mut marks = vec![];
+        for k in 0..100u64 {
+            let t = k * 10 * US;
+            if c.on_dequeue(&ctx(t, 100_000), 50 * US) == Verdict::Mark {
+                marks.push(t);
+            }
+        }
+        // first_above_time = 0 + interval at t = 0; the first mark at the first packet with now ≥ 100 µs.
+        assert_eq!(marks[0], 100 * US);
+        // Then drop_next = 100 + 100/√1 = 200 µs; the next mark at 200 µs, then 200 + 100/√2 = 270.7 →
+        // 280 µs, then 270.7 + 100/√3 = 328.4 → 330 µs.
+        assert_eq!(&marks[1..4], &[200 * US, 280 * US, 330 * US]);
+        // A short queue (≤ one MTU) leaves the dropping state.
+        assert_eq!(c.on_dequeue(&ctx(1000 * US, 1000), 50 * US), Verdict::Pass);
+        assert!(!c.state.dropping);
+    }
+
+    #[test]
+    fn drop_mode_drops_several_in_one_dequeue_when_late() {
+        let mut c = codel(Mode::Drop);
+        assert_eq!(c.on_dequeue(&ctx(0, 100_000), 50 * US), Verdict::Pass);
+        // Entry: drop, then the next packet of the same dequeue is sent.
+        assert_eq!(c.on_dequeue(&ctx(100 * US, 100_000), 50 * US), Verdict::Drop);
+        assert_eq!(c.on_dequeue(&ctx(100 * US, 100_000), 50 * US), Verdict::Pass);
+        assert_eq!(c.state.count, 1);
+        // Much later (drop_next = 200 µs long past): drop, and keep dropping while now ≥ drop_next.
+        let t = 400 * US;
+        let mut v = vec![];
+        for _ in 0..6 {
+            v.push(c.on_dequeue(&ctx(t, 100_000), 50 * US));
+        }
+        // drop_next: 200 → 270.7 → 328.4 → 378.4 → 423.1 > 400: three drops in the loop after the first.
+        assert_eq!(&v[..5], &[Verdict::Drop, Verdict::Drop, Verdict::Drop, Verdict::Drop, Verdict::Pass]);
+        assert_eq!(c.stats.drops, 5);
+    }
+
+    #[test]
+    fn below_target_resets() {
+        let mut c = codel(Mode::Ecn);
+        for k in 0..30u64 {
+            c.on_dequeue(&ctx(k * 10 * US, 100_000), 50 * US);
+        }
+        assert!(c.state.dropping);
+        assert_eq!(c.on_dequeue(&ctx(400 * US, 100_000), 5 * US), Verdict::Pass);
+        assert!(!c.state.dropping && c.state.first_above_time == 0);
+    }
+}

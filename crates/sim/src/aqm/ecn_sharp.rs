@@ -1,0 +1,385 @@
+//! ECN♯ (Zhang, Bai, Chen, "Enabling ECN for Datacenter Networks With RTT Variations", IEEE TCC 2022).
+//!
+//! Decided at dequeue. A packet is marked when either part says so:
+//! - instantaneous: its sojourn time exceeds `ins_target` (§3.2, T = λ·RTT with a high-percentile RTT);
+//! - persistent (Algorithm 1): once the sojourn time has stayed at or above `pst_target` for more than
+//!   `pst_interval` (`now > first_above_time + pst_interval`), mark one packet, then the first packet
+//!   after `marking_next`, which advances by `pst_interval / marking_count` per mark (the paper's linear
+//!   law), or — as the authors' public ns-3 code does — is set to `now + pst_interval / √count` with the
+//!   count restarting at 1 (`control_law = "sqrt"`). Every comparison is strict, as printed.
+//!
+//! `signal = "queue"` is the queue-length variant of §3.5: the same rules on the bytes left in the queue
+//! at dequeue, with the two targets in bytes. `division = "tofino"` reproduces the hardware prototype:
+//! Algorithm 2's emulated 32-bit clock in 1.024 µs units and Algorithm 3's 16-entry lookup-table division.
+
+use super::{QueueCtx, Verdict};
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// Sojourn time (ps).
+    Sojourn,
+    /// Bytes in the queue after the departing packet.
+    Queue,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlLaw {
+    /// marking_next += pst_interval / marking_count (Algorithm 1).
+    Linear,
+    /// marking_next = now + pst_interval / √count (the public ns-3 code).
+    Sqrt,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Division {
+    Exact,
+    /// Algorithms 2 and 3 of the paper.
+    Tofino,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    /// Instantaneous threshold: ps (sojourn) or bytes (queue).
+    pub ins_target: u64,
+    /// Persistent target: ps (sojourn) or bytes (queue).
+    pub pst_target: u64,
+    pub pst_interval: Time,
+    pub signal: Signal,
+    pub control_law: ControlLaw,
+    pub division: Division,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct State {
+    /// `None` plays the role of the paper's `first_above_time = 0`.
+    pub first_above_time: Option<Time>,
+    pub marking_state: bool,
+    pub marking_count: u32,
+    pub marking_next: Time,
+    /// Algorithm 2's registers.
+    clock_low: u64,
+    clock_high: u64,
+    clock_started: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub instantaneous_marks: u64,
+    pub persistent_marks: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct EcnSharp {
+    pub params: Params,
+    pub state: State,
+    pub stats: Stats,
+}
+
+/// Ticks of the emulated Tofino clock: 2¹⁰ ns.
+const TOFINO_TICK: Time = 1024 * 1000;
+
+impl EcnSharp {
+    pub fn new(params: Params) -> Self {
+        EcnSharp { params, state: State::default(), stats: Stats::default() }
+    }
+
+    /// now() in the algorithm's clock: picoseconds, or Algorithm 2's emulated 32-bit time.
+    fn clock(&mut self, now: Time) -> u64 {
+        match self.params.division {
+            Division::Exact => now,
+            Division::Tofino => {
+                // tmp = lower_32bits(ns); time_low = tmp >> 10 (22 bits); a wrap of the low part bumps the
+                // high register. The paper prints `time_low ≤ register_low` as the wrap test, which would
+                // count two packets in the same 1.024 µs as a wrap; we use `<`.
+                let ns = now / 1000;
+                let low = (ns & 0xFFFF_FFFF) >> 10;
+                if self.state.clock_started && low < self.state.clock_low {
+                    self.state.clock_high += 1;
+                }
+                self.state.clock_started = true;
+                self.state.clock_low = low;
+                (self.state.clock_high << 22) + low
+            }
+        }
+    }
+
+    /// pst_interval in clock units.
+    fn interval(&self) -> u64 {
+        match self.params.division {
+            Division::Exact => self.params.pst_interval,
+            Division::Tofino => self.params.pst_interval.div_ceil(TOFINO_TICK),
+        }
+    }
+
+    /// pst_interval / n in clock units, exactly or by Algorithm 3.
+    fn divide(&self, n: u32) -> u64 {
+        let iv = self.interval();
+        match self.params.division {
+            Division::Exact => iv / n as u64,
+            Division::Tofino => tofino_divide(iv, n),
+        }
+    }
+
+    fn sqrt_divide(&self, n: u32) -> u64 {
+        (self.interval() as f64 / libm::sqrt(n as f64)) as u64
+    }
+
+    /// Algorithm 1, IsPersistentQueueBuildups.
+    fn persistent_queue(&mut self, value: u64, now: u64) -> bool {
+        if value < self.params.pst_target {
+            self.state.first_above_time = None;
+            return false;
+        }
+        match self.state.first_above_time {
+            None => {
+                self.state.first_above_time = Some(now);
+                false
+            }
+            Some(t) => now > t + self.interval(),
+        }
+    }
+
+    /// Algorithm 1, ShouldPersistentMark.
+    fn should_persistent_mark(&mut self, value: u64, now: u64) -> bool {
+        let detected = self.persistent_queue(value, now);
+        let s = &mut self.state;
+        if s.marking_state {
+            if !detected {
+                s.marking_state = false;
+                return false;
+            }
+            if now > s.marking_next {
+                s.marking_count += 1;
+                match self.params.control_law {
+                    ControlLaw::Linear => {
+                        let c = s.marking_count;
+                        let step = self.divide(c);
+                        self.state.marking_next += step;
+                    }
+                    ControlLaw::Sqrt => {
+                        let c = s.marking_count;
+                        self.state.marking_next = now + self.sqrt_divide(c);
+                    }
+                }
+                return true;
+            }
+            false
+        } else {
+            if detected {
+                let iv = self.interval();
+                let s = &mut self.state;
+                s.marking_state = true;
+                s.marking_count = 1;
+                s.marking_next = now + iv;
+                return true;
+            }
+            false
+        }
+    }
+
+    #[inline]
+    pub fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time) -> Verdict {
+        let value = match self.params.signal {
+            Signal::Sojourn => sojourn,
+            Signal::Queue => ctx.queue_bytes,
+        };
+        let now = self.clock(ctx.now);
+        // Both parts run on every packet: the persistent state must see every sojourn time.
+        let persistent = self.should_persistent_mark(value, now);
+        let instantaneous = value > self.params.ins_target;
+        if instantaneous {
+            self.stats.instantaneous_marks += 1;
+        } else if persistent {
+            self.stats.persistent_marks += 1;
+        }
+        if instantaneous || persistent {
+            Verdict::Mark
+        } else {
+            Verdict::Pass
+        }
+    }
+}
+
+/// Algorithm 3: pst_interval / n with the Tofino math unit. n is normalised to a mantissa m in [8, 15]
+/// (n ≈ m·2^e, e = ⌊log₂ n⌋ − 3, the low bits dropped as the hardware shift does); a 16-entry table holds
+/// ⌈interval / m⌉ for m = 8…15 as 8-bit values scaled by 2^s so that they fit; the result is the entry
+/// shifted back by s − e.
+pub fn tofino_divide(interval: u64, n: u32) -> u64 {
+    assert!(n >= 1);
+    let shift_val = 31 - n.leading_zeros() as i64; // ⌊log₂ n⌋
+    let table_offset = 3i64;
+    let m = if shift_val >= table_offset {
+        (n >> (shift_val - table_offset)) as u64
+    } else {
+        (n << (table_offset - shift_val)) as u64
+    };
+    // scale s: the smallest shift that fits ⌈interval / 8⌉ into the table's 8-bit entries.
+    let mut s = 0u32;
+    while interval.div_ceil(8) >> s > 255 {
+        s += 1;
+    }
+    let entry = interval.div_ceil(m) >> s; // 8-bit table value
+    let e = shift_val - table_offset; // n ≈ m · 2^e
+    let v = entry << s;
+    if e >= 0 {
+        v >> e
+    } else {
+        v << (-e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::US;
+
+    fn sharp(law: ControlLaw) -> EcnSharp {
+        EcnSharp::new(Params {
+            ins_target: 200 * US,
+            pst_target: 85 * US,
+            pst_interval: 200 * US,
+            signal: Signal::Sojourn,
+            control_law: law,
+            division: Division::Exact,
+        })
+    }
+
+    fn ctx(now: Time) -> QueueCtx {
+        QueueCtx { now, queue_bytes: 0, queue_pkts: 0, port_bytes: 0, port_rate: 10_000_000_000, mtu: 1500 }
+    }
+
+    /// Feed (time, sojourn) pairs; return the times of marked packets.
+    fn marks(a: &mut EcnSharp, seq: &[(Time, Time)]) -> Vec<Time> {
+        seq.iter().filter(|&&(t, s)| a.on_dequeue(&ctx(t), s) == Verdict::Mark).map(|&(t, _)| t).collect()
+    }
+
+    #[test]
+    fn instantaneous_marking_is_strictly_above_ins_target() {
+        let mut a = sharp(ControlLaw::Linear);
+        assert_eq!(marks(&mut a, &[(1, 200 * US), (2, 200 * US + 1), (3, 10 * US)]), vec![2]);
+    }
+
+    #[test]
+    fn persistent_marks_follow_algorithm_1_linear_law() {
+        let mut a = sharp(ControlLaw::Linear);
+        // One packet every 10 µs with a sojourn of 100 µs (above pst_target, below ins_target),
+        // starting at t = 1000 µs: first_above_time = 1000 µs.
+        let seq: Vec<(Time, Time)> = (0..200).map(|k| ((1000 + 10 * k) * US + 1, 100 * US)).collect();
+        let got = marks(&mut a, &seq);
+        let fat = 1000 * US + 1;
+        let iv = 200 * US;
+        // First mark t0: the first packet strictly after first_above_time + interval.
+        let first_after = |x: Time| seq.iter().map(|p| p.0).find(|&t| t > x).unwrap();
+        let t0 = first_after(fat + iv);
+        assert_eq!(got[0], t0);
+        // Then the first packet strictly after t0 + I, then I/2 later, then I/3 later, … (one mark per
+        // packet at most: once the schedule runs ahead of the packets every packet is marked).
+        let mut next = t0 + iv;
+        let mut c = 1;
+        let mut expect = vec![t0];
+        for &(t, _) in seq.iter().filter(|p| p.0 > t0) {
+            if t > next {
+                expect.push(t);
+                c += 1;
+                next += iv / c;
+            }
+        }
+        assert_eq!(got.len(), expect.len());
+        assert!(got == expect, "first differences: {:?}", got.iter().zip(&expect).find(|(a, b)| a != b));
+        // The schedule itself: 1210, 1420 (+200), 1520 (+100 → 1510), 1580 (+66.7 → 1576.7) µs, …
+        assert_eq!(&got[..4], &[1210 * US + 1, 1420 * US + 1, 1520 * US + 1, 1580 * US + 1]);
+        assert_eq!(a.stats.persistent_marks as usize, got.len());
+    }
+
+    #[test]
+    fn everything_resets_when_sojourn_drops_below_pst_target() {
+        let mut a = sharp(ControlLaw::Linear);
+        let mut seq: Vec<(Time, Time)> = (0..60).map(|k| (k * 10 * US, 100 * US)).collect();
+        seq.push((600 * US, 50 * US)); // below pst_target: reset
+        seq.extend((61..100).map(|k| (k * 10 * US, 100 * US)));
+        let got = marks(&mut a, &seq);
+        // Before the reset: first mark at the first packet after 0 + 200 µs, i.e. 210 µs.
+        assert_eq!(got[0], 210 * US);
+        // After the reset at 600 µs the detection restarts: first_above_time = 610 µs, next first mark at
+        // the first packet strictly after 810 µs.
+        let after: Vec<Time> = got.iter().cloned().filter(|&t| t > 600 * US).collect();
+        assert_eq!(after[0], 820 * US);
+        assert!(!a.state.marking_state || a.state.marking_count >= 1);
+    }
+
+    #[test]
+    fn sqrt_law_of_the_public_code() {
+        let mut a = sharp(ControlLaw::Sqrt);
+        let seq: Vec<(Time, Time)> = (0..300).map(|k| (k * US, 100 * US)).collect();
+        let got = marks(&mut a, &seq);
+        // t0 = 201 µs; then after now + 200/√2 µs, then + 200/√3 µs from that mark, …
+        assert_eq!(got[0], 201 * US);
+        let iv = 200.0 * US as f64;
+        let mut expect = vec![201 * US];
+        let mut next = 201 * US + 200 * US;
+        let mut c = 1;
+        for &(t, _) in &seq {
+            if t > next && t > expect[expect.len() - 1] {
+                c += 1;
+                expect.push(t);
+                next = t + (iv / (c as f64).sqrt()) as Time;
+            }
+        }
+        assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn queue_length_variant() {
+        let mut a = EcnSharp::new(Params {
+            ins_target: 200_000,
+            pst_target: 30_000,
+            pst_interval: 100 * US,
+            signal: Signal::Queue,
+            control_law: ControlLaw::Linear,
+            division: Division::Exact,
+        });
+        let mut c = ctx(0);
+        c.queue_bytes = 250_000;
+        assert_eq!(a.on_dequeue(&c, 0), Verdict::Mark);
+        c.queue_bytes = 50_000;
+        let mut first = None;
+        for k in 1..40u64 {
+            c.now = k * 10 * US;
+            if a.on_dequeue(&c, 0) == Verdict::Mark && first.is_none() {
+                first = Some(c.now);
+            }
+        }
+        // first_above_time = 0 (the instantaneous packet was above pst_target too); first mark after 100 µs.
+        assert_eq!(first, Some(110 * US));
+    }
+
+    #[test]
+    fn tofino_division_is_close_to_exact() {
+        for &iv in &[200u64, 1000, 5000] {
+            for n in 1..200u32 {
+                let approx = tofino_divide(iv, n) as f64;
+                let exact = iv as f64 / n as f64;
+                // Mantissa truncation (≤ 1/8) plus table quantisation.
+                assert!(approx >= exact * 0.99 - 1.0 && approx <= exact * 1.3 + 2.0, "iv {iv} n {n}: {approx} vs {exact}");
+            }
+        }
+        assert_eq!(tofino_divide(1000, 8), 125);
+        assert_eq!(tofino_divide(1000, 1), 1000);
+    }
+
+    #[test]
+    fn tofino_clock_counts_wraps() {
+        let mut a = sharp(ControlLaw::Linear);
+        a.params.division = Division::Tofino;
+        let t1 = a.clock(4_200_000_000_000); // 4.2 s
+        assert_eq!(t1, 4_200_000_000u64 >> 10);
+        // Past 2³² ns (4.295 s) the low 22 bits wrap and the high register counts it.
+        let t2 = a.clock(4_400_000_000_000); // 4.4 s
+        let low = (4_400_000_000u64 & 0xFFFF_FFFF) >> 10;
+        assert_eq!(t2, (1 << 22) + low);
+        assert!(t2 > t1);
+        // Two packets within the same 1.024 µs tick are not a wrap.
+        assert_eq!(a.clock(4_400_000_000_100), t2);
+    }
+}
