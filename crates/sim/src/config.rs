@@ -666,6 +666,16 @@ pub struct HostCfg {
     #[serde(default)]
     pub transport: TransportCfg,
     pub extra_delay: Option<DelayCfg>,
+    /// PIAS tagging at the sender (Bai et al., NSDI 2015).
+    pub pias: Option<PiasCfg>,
+}
+
+/// PIAS: a flow's packets go to queue k once the flow has sent `thresholds[k-1]` bytes (multi-level
+/// feedback queue, strict priority at the switches). ACKs go to queue 0.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PiasCfg {
+    pub thresholds: Vec<Bytes>,
 }
 
 /// Host lists or ranges: `3`, `[0, 1, 2]`, `"0-6"` (inclusive), or a list mixing both.
@@ -1113,6 +1123,18 @@ impl Scenario {
         }
         if let Some(d) = &s.host.extra_delay {
             validate_delay(d)?;
+        }
+        if let Some(p) = &s.host.pias {
+            let t: Vec<u64> = p.thresholds.iter().map(|b| b.0.bytes(sw.mtu as u64)).collect();
+            if t.is_empty() || t.windows(2).any(|w| w[1] <= w[0]) || p.thresholds.iter().any(|b| b.0 == Size::Inf) {
+                return Err(ConfigError::new("host.pias.thresholds", "give one or more finite, increasing sizes, e.g. [\"100KB\", \"1MB\"]"));
+            }
+            if t.len() + 1 > sw.queues as usize {
+                return Err(ConfigError::new(
+                    "host.pias.thresholds",
+                    format!("{} thresholds need {} queues per port; set switch.queues = {}", t.len(), t.len() + 1, t.len() + 1),
+                ));
+            }
         }
         for (i, t) in s.traffic.iter().enumerate() {
             let f = |k: &str| format!("traffic[{i}].{k}");

@@ -160,6 +160,11 @@ fn impossible_topologies_and_settings() {
     assert_eq!(f, "switch.scheduler.weights");
     let (f, _) = err(&replaced("stop = { all_flows_done = true, max_time = \"1s\" }", "stop = { all_flows_done = true }"));
     assert_eq!(f, "stop.max_time");
+    let (f, m) = err(&replaced("transport = { kind = \"tcp\", cc = \"dctcp\" }", "transport = { kind = \"tcp\", cc = \"dctcp\" }\npias = { thresholds = [\"100KB\"] }"));
+    assert_eq!(f, "host.pias.thresholds");
+    assert!(m.contains("switch.queues = 2"), "{m}");
+    let (f, _) = err(&replaced("[switch]", "[switch]\nqueues = 3").replace("transport = { kind = \"tcp\", cc = \"dctcp\" }", "transport = { kind = \"tcp\", cc = \"dctcp\" }\npias = { thresholds = [\"1MB\", \"100KB\"] }"));
+    assert_eq!(f, "host.pias.thresholds");
     let (f, _) = err(&replaced("cc = \"dctcp\"", "cc = \"dctcp\", ecn = false"));
     assert_eq!(f, "host.transport.ecn");
     let (f, _) = err(&replaced("delay = \"1us\"", "delay = \"1us\", loss = 1.5"));
