@@ -13,7 +13,7 @@ use crate::config::{
 use crate::packet::{Arena, Ecn, Packet, PktId, ACK_BYTES, HEADER_BYTES};
 use crate::records::{write_queue_row, FlowRow, LinkRow, QueueRow, Records, TraceRow};
 use crate::rng::{self, mix64, Rng};
-use crate::tcp::{Conn, Out, TcpParams};
+use crate::tcp::{Conn, Fire, Out, TcpParams};
 use crate::topology::Topo;
 use crate::units::{tx_time_floor, Time, SEC};
 use crate::workload::{build_sources, HostInfo, NewFlow, Source, Tags};
@@ -50,6 +50,30 @@ struct Queue {
     drops: u64,
     s_marks: u64,
     s_drops: u64,
+}
+
+impl Queue {
+    /// Carry out an AQM verdict on a packet: mark CE (a Not-ECT packet passes or is dropped per
+    /// `non_ect`), count it. Returns true when the packet must be dropped.
+    #[inline]
+    fn apply(&mut self, v: Verdict, pkt: &mut Packet) -> bool {
+        let drop = match v {
+            Verdict::Pass => false,
+            Verdict::Mark if pkt.ecn != Ecn::NotEct => {
+                pkt.ecn = Ecn::Ce;
+                self.marks += 1;
+                self.s_marks += 1;
+                false
+            }
+            Verdict::Mark => self.non_ect_drop,
+            Verdict::Drop => true,
+        };
+        if drop {
+            self.drops += 1;
+            self.s_drops += 1;
+        }
+        drop
+    }
 }
 
 enum Sched {
@@ -481,8 +505,8 @@ impl Sim {
                 }
             }
             Ev::Arrive(p) => self.arrive(p),
-            Ev::Rto(slot) => self.rto_fired(slot),
-            Ev::DelAck(slot) => self.delack_fired(slot),
+            Ev::Rto(slot) => self.timer_fired(slot, true),
+            Ev::DelAck(slot) => self.timer_fired(slot, false),
             Ev::Flow(i) => {
                 let f = self.sources[i as usize].pop();
                 self.start_flow(f);
@@ -706,70 +730,31 @@ impl Sim {
 
     fn sync_timers(&mut self, sid: u32) {
         let c = &mut self.slots[sid as usize].conn;
-        let mut ev = [None, None];
-        if let Some(d) = c.rto_deadline {
-            if c.rto_event.map_or(true, |e| e > d) {
-                c.rto_event = Some(d);
-                ev[0] = Some((d, Ev::Rto(sid)));
-            }
+        let rto = c.rto_timer.needs_entry();
+        let delack = c.delack_timer.needs_entry();
+        if let Some(t) = rto {
+            self.push(t, Ev::Rto(sid));
         }
-        if let Some(d) = c.delack_deadline {
-            if c.delack_event.map_or(true, |e| e > d) {
-                c.delack_event = Some(d);
-                ev[1] = Some((d, Ev::DelAck(sid)));
-            }
-        }
-        for (t, e) in ev.into_iter().flatten() {
-            self.push(t, e);
+        if let Some(t) = delack {
+            self.push(t, Ev::DelAck(sid));
         }
     }
 
-    fn rto_fired(&mut self, sid: u32) {
+    fn timer_fired(&mut self, sid: u32, rto: bool) {
         let now = self.now;
-        let Some(slot) = self.slots.get_mut(sid as usize) else { return };
-        if !slot.live {
-            return;
-        }
-        let c = &mut slot.conn;
-        if c.rto_event != Some(now) {
-            return; // superseded by an earlier entry
-        }
-        c.rto_event = None;
-        match c.rto_deadline {
-            None => {}
-            Some(d) if d > now => {
-                c.rto_event = Some(d);
-                self.push(d, Ev::Rto(sid));
-            }
-            Some(_) => {
+        let Some(slot) = self.slots.get_mut(sid as usize).filter(|s| s.live) else { return };
+        let timer = if rto { &mut slot.conn.rto_timer } else { &mut slot.conn.delack_timer };
+        match timer.fire(now) {
+            Fire::Ignore => {}
+            Fire::Rearm(t) => self.push(t, if rto { Ev::Rto(sid) } else { Ev::DelAck(sid) }),
+            Fire::Expired => {
                 let mut out = std::mem::take(&mut self.outbox);
-                self.slots[sid as usize].conn.on_rto(now, &mut out);
-                self.flush(sid, &mut out);
-                self.outbox = out;
-            }
-        }
-    }
-
-    fn delack_fired(&mut self, sid: u32) {
-        let now = self.now;
-        let Some(slot) = self.slots.get_mut(sid as usize) else { return };
-        if !slot.live {
-            return;
-        }
-        let c = &mut slot.conn;
-        if c.delack_event != Some(now) {
-            return;
-        }
-        c.delack_event = None;
-        match c.delack_deadline {
-            None => {}
-            Some(d) if d > now => {
-                c.delack_event = Some(d);
-                self.push(d, Ev::DelAck(sid));
-            }
-            Some(_) => {
-                let mut out = std::mem::take(&mut self.outbox);
-                self.slots[sid as usize].conn.on_delack(now, &mut out);
+                let c = &mut self.slots[sid as usize].conn;
+                if rto {
+                    c.on_rto(now, &mut out);
+                } else {
+                    c.on_delack(now, &mut out);
+                }
                 self.flush(sid, &mut out);
                 self.outbox = out;
             }
@@ -822,21 +807,11 @@ impl Sim {
                 port_rate: port.rate,
                 mtu,
             };
-            match q.aqm.on_enqueue(&ctx, &mut node.rng) {
-                Verdict::Pass => {}
-                Verdict::Mark if pkt.ecn != Ecn::NotEct => {
-                    pkt.ecn = Ecn::Ce;
-                    q.marks += 1;
-                    q.s_marks += 1;
-                }
-                Verdict::Mark if !q.non_ect_drop => {}
-                Verdict::Mark | Verdict::Drop => {
-                    q.drops += 1;
-                    q.s_drops += 1;
-                    self.rec.meta.drops.aqm += 1;
-                    self.drop_pkt(id);
-                    return;
-                }
+            let v = q.aqm.on_enqueue(&ctx, &mut node.rng);
+            if q.apply(v, pkt) {
+                self.rec.meta.drops.aqm += 1;
+                self.drop_pkt(id);
+                return;
             }
             node.used += size;
         }
@@ -930,21 +905,10 @@ impl Sim {
                 if q.fifo.is_empty() {
                     q.aqm.on_empty(now);
                 }
-                match v {
-                    Verdict::Pass => {}
-                    Verdict::Mark if pkt.ecn != Ecn::NotEct => {
-                        pkt.ecn = Ecn::Ce;
-                        q.marks += 1;
-                        q.s_marks += 1;
-                    }
-                    Verdict::Mark if !q.non_ect_drop => {}
-                    Verdict::Mark | Verdict::Drop => {
-                        q.drops += 1;
-                        q.s_drops += 1;
-                        self.rec.meta.drops.aqm += 1;
-                        self.drop_pkt(id);
-                        continue;
-                    }
+                if q.apply(v, pkt) {
+                    self.rec.meta.drops.aqm += 1;
+                    self.drop_pkt(id);
+                    continue;
                 }
             }
             // Serialisation in whole picoseconds; the remainder is carried so long-run rate is exact.
@@ -1031,8 +995,8 @@ impl Sim {
                 f.retransmits = slot.conn.retransmits;
                 f.timeouts = slot.conn.timeouts;
                 slot.live = false;
-                slot.conn.rto_deadline = None;
-                slot.conn.delack_deadline = None;
+                slot.conn.rto_timer.deadline = None;
+                slot.conn.delack_timer.deadline = None;
                 if (pkt.flow as usize) < self.flow_slot.len() {
                     self.flow_slot[pkt.flow as usize] = u32::MAX;
                 }

@@ -25,6 +25,53 @@ pub struct TcpParams {
     pub dctcp_g: f64,
 }
 
+/// A timer with at most one pending event-queue entry: moving the deadline only updates it; when the
+/// entry fires, the timer expires or re-arms itself at the moved deadline (an RTO pushed back by every
+/// ACK leaves no dead entry per ACK).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timer {
+    pub deadline: Option<Time>,
+    /// Time of the pending entry in the event queue.
+    pending: Option<Time>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fire {
+    /// Not this timer's current entry, or disarmed: nothing to do.
+    Ignore,
+    /// The deadline moved later: schedule a new entry at this time.
+    Rearm(Time),
+    Expired,
+}
+
+impl Timer {
+    /// The time of a new event-queue entry, if the deadline needs one (none pending, or pending later).
+    pub fn needs_entry(&mut self) -> Option<Time> {
+        let d = self.deadline?;
+        if self.pending.map_or(true, |p| p > d) {
+            self.pending = Some(d);
+            return Some(d);
+        }
+        None
+    }
+
+    /// An entry scheduled at `now` fired.
+    pub fn fire(&mut self, now: Time) -> Fire {
+        if self.pending != Some(now) {
+            return Fire::Ignore; // superseded by an earlier entry
+        }
+        self.pending = None;
+        match self.deadline {
+            None => Fire::Ignore,
+            Some(d) if d > now => {
+                self.pending = Some(d);
+                Fire::Rearm(d)
+            }
+            Some(_) => Fire::Expired,
+        }
+    }
+}
+
 /// What a connection asks the host to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Out {
@@ -58,9 +105,7 @@ pub struct Conn {
     rto: Time,
     backoff: u32,
     peer_rwnd: u64,
-    pub rto_deadline: Option<Time>,
-    /// Time of the pending heap entry for the RTO timer, if any.
-    pub rto_event: Option<Time>,
+    pub rto_timer: Timer,
     pub retransmits: u32,
     pub timeouts: u32,
     // --- receiver ---
@@ -70,8 +115,7 @@ pub struct Conn {
     ece_latch: bool,
     unacked_segs: u32,
     unacked_ts: Time,
-    pub delack_deadline: Option<Time>,
-    pub delack_event: Option<Time>,
+    pub delack_timer: Timer,
     pub finished_at: Option<Time>,
 }
 
@@ -99,8 +143,7 @@ impl Conn {
             rto: p.min_rto,
             backoff: 0,
             peer_rwnd: p.rwnd,
-            rto_deadline: None,
-            rto_event: None,
+            rto_timer: Timer::default(),
             retransmits: 0,
             timeouts: 0,
             rcv_nxt: 0,
@@ -109,8 +152,7 @@ impl Conn {
             ece_latch: false,
             unacked_segs: 0,
             unacked_ts: 0,
-            delack_deadline: None,
-            delack_event: None,
+            delack_timer: Timer::default(),
             finished_at: None,
         }
     }
@@ -139,7 +181,7 @@ impl Conn {
     }
 
     fn arm_rto(&mut self, now: Time) {
-        self.rto_deadline = Some(now + self.current_rto());
+        self.rto_timer.deadline = Some(now + self.current_rto());
     }
 
     /// RFC 6298 estimator, integer picoseconds.
@@ -170,7 +212,7 @@ impl Conn {
             self.retransmits += 1;
         }
         out.push(Out::Seg { seq, len, flags: f, ts: now });
-        if self.rto_deadline.is_none() {
+        if self.rto_timer.deadline.is_none() {
             self.arm_rto(now);
         }
         len
@@ -206,7 +248,7 @@ impl Conn {
             if !self.established {
                 self.established = true;
                 self.rtt_sample(now - pkt.ts);
-                self.rto_deadline = None;
+                self.rto_timer.deadline = None;
                 self.try_send(now, out);
             }
             return;
@@ -247,7 +289,7 @@ impl Conn {
             }
             self.dupacks = 0;
             if self.snd_una >= self.snd_max {
-                self.rto_deadline = None;
+                self.rto_timer.deadline = None;
             } else {
                 self.arm_rto(now);
             }
@@ -290,7 +332,7 @@ impl Conn {
 
     /// The retransmission timer expired.
     pub fn on_rto(&mut self, now: Time, out: &mut Vec<Out>) {
-        self.rto_deadline = None;
+        self.rto_timer.deadline = None;
         if !self.established {
             self.timeouts += 1;
             self.backoff += 1;
@@ -377,9 +419,9 @@ impl Conn {
             let ts = self.unacked_ts;
             out.push(self.ack_out(0, ts));
             self.unacked_segs = 0;
-            self.delack_deadline = None;
-        } else if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + self.p.delack_timeout);
+            self.delack_timer.deadline = None;
+        } else if self.delack_timer.deadline.is_none() {
+            self.delack_timer.deadline = Some(now + self.p.delack_timeout);
         }
         if self.finished_at.is_none() && self.rcv_nxt >= self.size {
             self.finished_at = Some(now);
@@ -390,7 +432,7 @@ impl Conn {
 
     /// The delayed-ACK timer expired.
     pub fn on_delack(&mut self, _now: Time, out: &mut Vec<Out>) {
-        self.delack_deadline = None;
+        self.delack_timer.deadline = None;
         if self.unacked_segs > 0 {
             let ts = self.unacked_ts;
             out.push(self.ack_out(0, ts));
@@ -515,11 +557,11 @@ mod tests {
         let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
         let mut out = vec![];
         c.start(0, &mut out);
-        assert_eq!(c.rto_deadline, Some(5 * crate::units::MS));
+        assert_eq!(c.rto_timer.deadline, Some(5 * crate::units::MS));
         let mut now = 0;
         let mut gaps = vec![];
         for _ in 0..4 {
-            let d = c.rto_deadline.unwrap();
+            let d = c.rto_timer.deadline.unwrap();
             gaps.push(d - now);
             now = d;
             out.clear();
@@ -532,7 +574,7 @@ mod tests {
         // A new ACK resets the backoff.
         out.clear();
         c.on_ack(now + 100, &ack(1000, false, now), &mut out);
-        assert_eq!(c.rto_deadline, Some(now + 100 + 5 * ms));
+        assert_eq!(c.rto_timer.deadline, Some(now + 100 + 5 * ms));
     }
 
     #[test]
