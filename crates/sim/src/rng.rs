@@ -2,7 +2,6 @@
 //! and the component's name, so that changing one component (an AQM, a transport) leaves every other
 //! stream — above all the traffic stream — untouched (common random numbers across compared schemes).
 
-use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 pub type Rng = Pcg64Mcg;
@@ -39,9 +38,4 @@ pub fn stream(seed: u64, name: &str, index: u64) -> Rng {
 pub fn unit(rng: &mut Rng) -> f64 {
     use rand::RngCore;
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-#[allow(dead_code)]
-fn _assert_seedable() {
-    let _ = Pcg64Mcg::seed_from_u64(0);
 }

@@ -245,7 +245,8 @@ impl Sim {
                 rng: rng::stream(sc.seed, "switch", n as u64),
             });
             for (i, &(peer, l)) in links.iter().enumerate() {
-                let nq = if is_host { sw.queues } else { sw.queues } as usize;
+                // Hosts get the same queues as switches (PIAS tags packets at the NIC too), drop-tail.
+                let nq = sw.queues as usize;
                 let queues = (0..nq)
                     .map(|q| {
                         let cfg = if is_host { crate::config::AqmCfg::Droptail {} } else { sw.aqm.get(q) };

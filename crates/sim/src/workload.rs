@@ -4,7 +4,7 @@
 
 use crate::config::{ConfigError, FlowFileFormat, HostSet, LoadReference, Traffic};
 use crate::rng::{self, Rng};
-use crate::units::{parse_size, parse_time, Size, Time, US};
+use crate::units::{parse_size, parse_time, Time};
 use rand::Rng as _;
 
 /// A flow-size distribution: points (size, F) with linear interpolation (`workloads.md` §1).
@@ -225,10 +225,6 @@ fn check_host(h: u32, n: u32, field: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn size_bytes(s: Size, mtu: u64) -> u64 {
-    s.bytes(mtu)
-}
-
 /// Build every traffic source of the scenario.
 pub fn build_sources(
     traffic: &[Traffic],
@@ -325,7 +321,7 @@ pub fn build_sources(
                 for r in 0..*repeat {
                     let t0 = at.0 + r as u64 * period.map(|p| p.0).unwrap_or(0);
                     for &s in &senders.0 {
-                        flows.push(NewFlow { src: s, dst: *receiver, size: size_bytes(size.0, mtu), start: t0, tag, prio: *priority });
+                        flows.push(NewFlow { src: s, dst: *receiver, size: size.0.bytes(mtu), start: t0, tag, prio: *priority });
                     }
                 }
                 out.push(Source::List { flows, next: 0 });
@@ -336,7 +332,7 @@ pub fn build_sources(
                 }
                 let tag = tags.id(tag);
                 let flows = (0..n)
-                    .map(|s| NewFlow { src: s, dst: (s + stride) % n, size: size_bytes(size.0, mtu), start: start.0, tag, prio: *priority })
+                    .map(|s| NewFlow { src: s, dst: (s + stride) % n, size: size.0.bytes(mtu), start: start.0, tag, prio: *priority })
                     .collect();
                 out.push(Source::List { flows, next: 0 });
             }
@@ -352,7 +348,7 @@ pub fn build_sources(
                 }
                 let tag = tags.id(tag);
                 let flows = (0..n)
-                    .map(|s| NewFlow { src: s, dst: perm[s as usize], size: size_bytes(size.0, mtu), start: start.0, tag, prio: *priority })
+                    .map(|s| NewFlow { src: s, dst: perm[s as usize], size: size.0.bytes(mtu), start: start.0, tag, prio: *priority })
                     .collect();
                 out.push(Source::List { flows, next: 0 });
             }
@@ -368,7 +364,7 @@ pub fn build_sources(
                     flows.push(NewFlow {
                         src: fl.src,
                         dst: fl.dst,
-                        size: size_bytes(fl.size.0, mtu),
+                        size: fl.size.0.bytes(mtu),
                         start: fl.start.0,
                         tag: tags.id(&fl.tag),
                         prio: fl.priority,
@@ -465,9 +461,6 @@ pub fn parse_dcnlab(text: &str, default_tag: u16, tags: &mut Tags) -> Result<Vec
     }
     Ok(flows)
 }
-
-#[allow(dead_code)]
-const _US: Time = US;
 
 #[cfg(test)]
 mod tests {
