@@ -40,7 +40,7 @@ def test_run_returns_dataframes_with_convention_columns():
     r = dcnlab.run(STAR)
     assert list(r.flows.columns) == [
         "flow_id", "src", "dst", "size", "tag", "start_us", "finish_us", "fct_us", "ideal_fct_us",
-        "standalone_fct_us", "slowdown", "retransmits", "timeouts", "finished",
+        "standalone_fct_us", "slowdown", "retransmits", "timeouts", "finished", "base_rtt_us",
     ]
     assert len(r.flows) == 200 and r.flows["finished"].all()
     assert (r.flows["slowdown"] >= 1.0).all()
@@ -117,3 +117,27 @@ def test_gil_is_released_while_simulating():
     t.join()
     # With the GIL held for the whole run this loop could not advance until the run ended.
     assert ticks > 50, ticks
+
+
+def test_rtt_helpers_follow_k_equals_lambda_c_rtt():
+    from dcnlab import rtt
+
+    # 7 senders, 17.5 µs links: base RTT 70 µs + serialisation; per-flow extra delay 0 or 140 µs.
+    sc = STAR.replace('delay = "1us"', 'delay = "17.5us"').replace(
+        'transport = { kind = "tcp", cc = "dctcp" }',
+        'transport = { kind = "tcp", cc = "dctcp" }\nextra_delay = { kind = "choice", values = ["0us", "140us"], weights = [0.8, 0.2], per = "flow" }',
+    )
+    r = dcnlab.run(sc)
+    s = rtt.stats(r)
+    base = 70 + 2 * 1.2 + 2 * 0.0512  # propagation + MTU out + ACK back at 10 Gbps
+    assert s["min"] == pytest.approx(base, abs=0.01)
+    assert s["max"] == pytest.approx(base + 140, abs=0.01)
+    frac = (r.flows["base_rtt_us"] > base + 1).mean()
+    assert s["mean"] == pytest.approx(base + 140 * frac, rel=1e-9)
+    assert abs(frac - 0.2) < 0.08
+    assert rtt.threshold_bytes(200, "10Gbps") == pytest.approx(250_000)
+    ta = rtt.tail_avg(r, "10Gbps")
+    assert ta["tail"] == pytest.approx(rtt.threshold_bytes(s["p90"], 10e9))
+    assert ta["avg"] == pytest.approx(rtt.threshold_bytes(s["mean"], 10e9))
+    p = rtt.ecn_sharp_rule_of_thumb(r)
+    assert p["ins_target_us"] == pytest.approx(s["p90"]) and p["pst_target_us"] == pytest.approx(s["mean"])

@@ -94,6 +94,7 @@ fn run(
     d.set_item("retransmits", f.iter().map(|x| x.retransmits as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
     d.set_item("timeouts", f.iter().map(|x| x.timeouts as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
     d.set_item("finished", f.iter().map(|x| x.finish.is_some()).collect::<Vec<_>>().into_pyarray_bound(py))?;
+    d.set_item("base_rtt_us", f.iter().map(|x| ps(x.base_rtt)).collect::<Vec<_>>().into_pyarray_bound(py))?;
     out.set_item("flows", d)?;
     // queues
     let names = &rec.meta.node_names;
@@ -138,9 +139,16 @@ fn parse_time_us(s: &str) -> PyResult<f64> {
     dcnlab_sim::units::parse_time(s).map(|t| t as f64 / US).map_err(|e| ConfigError::new_err(e))
 }
 
+/// A rate with a unit (`"10Gbps"`) in bits per second, by the core's own parser.
+#[pyfunction]
+fn parse_rate_bps(s: &str) -> PyResult<u64> {
+    dcnlab_sim::units::parse_rate(s).map_err(|e| ConfigError::new_err(e))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time_us, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate_bps, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;

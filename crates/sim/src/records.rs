@@ -17,6 +17,8 @@ pub struct FlowRow {
     pub finish: Option<Time>,
     pub ideal_fct: Time,
     pub standalone_fct: Time,
+    /// A full segment out and its ACK back on the empty network, the flow's extra host delays included.
+    pub base_rtt: Time,
     pub retransmits: u32,
     pub timeouts: u32,
 }
@@ -161,12 +163,12 @@ impl Records {
     pub fn write_dir(&self, dir: &std::path::Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?);
-        writeln!(w, "flow_id,src,dst,size,tag,start_us,finish_us,fct_us,ideal_fct_us,standalone_fct_us,slowdown,retransmits,timeouts,finished")?;
+        writeln!(w, "flow_id,src,dst,size,tag,start_us,finish_us,fct_us,ideal_fct_us,standalone_fct_us,slowdown,retransmits,timeouts,finished,base_rtt_us")?;
         for f in &self.flows {
             let size = if f.size == u64::MAX { "inf".to_string() } else { f.size.to_string() };
             writeln!(
                 w,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 f.flow_id,
                 f.src,
                 f.dst,
@@ -180,7 +182,8 @@ impl Records {
                 opt_f(f.slowdown()),
                 f.retransmits,
                 f.timeouts,
-                f.finish.is_some()
+                f.finish.is_some(),
+                us(f.base_rtt)
             )?;
         }
         let names = &self.meta.node_names;

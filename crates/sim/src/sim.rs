@@ -555,7 +555,7 @@ impl Sim {
                 (ds, if cfg.applies_to() == AppliesTo::All { dr } else { 0 })
             }
         };
-        let (ideal, standalone) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da);
+        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da);
         self.rec.flows.push(FlowRow {
             flow_id,
             src: f.src,
@@ -566,6 +566,7 @@ impl Sim {
             finish: None,
             ideal_fct: ideal,
             standalone_fct: standalone,
+            base_rtt,
             retransmits: 0,
             timeouts: 0,
         });
@@ -596,10 +597,11 @@ impl Sim {
     }
 
     /// Ideal FCT: the flow alone on the empty network with an unlimited window, on its actual path, with
-    /// the engine's own serialisation arithmetic (rounded down) and the flow's extra host delay. Also
-    /// HPCC's standalone FCT: base RTT + wire bytes at the bottleneck rate.
+    /// the engine's own serialisation arithmetic (rounded down) and the flow's extra host delay. Also the
+    /// flow's base RTT (a full segment out and its ACK back on the empty network, extra host delays
+    /// included) and HPCC's standalone FCT: base RTT + wire bytes at the bottleneck rate.
     #[allow(clippy::too_many_arguments)]
-    fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, dd: Time, da: Time) -> (Time, Time) {
+    fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, dd: Time, da: Time) -> (Time, Time, Time) {
         let fwd = self.path(src, dst, hash);
         let mss = self.tcp.mss as u64;
         let mut t0 = dd;
@@ -612,10 +614,12 @@ impl Sim {
         let bottleneck = fwd.iter().map(|&(r, _)| r).min().unwrap_or(1);
         let back = self.path(dst, src, rhash);
         let base_rtt = 2 * prop
+            + dd
+            + da
             + fwd.iter().map(|&(r, _)| tx_time_floor(self.mtu as u64, r)).sum::<Time>()
             + back.iter().map(|&(r, _)| tx_time_floor(ACK_BYTES as u64, r)).sum::<Time>();
         if size == u64::MAX {
-            return (Time::MAX, Time::MAX);
+            return (Time::MAX, Time::MAX, base_rtt);
         }
         let n = size.div_ceil(mss);
         let wire_total = size + n * HEADER_BYTES as u64;
@@ -634,7 +638,7 @@ impl Sim {
             }
             last_arrival = t;
         }
-        (last_arrival, standalone)
+        (last_arrival, standalone, base_rtt)
     }
 
     /// (rate, delay) of every link on the path of a packet with this hash.
