@@ -220,6 +220,25 @@ def sweep_cmd(
     console.print(t)
 
 
+@app.command("reproduce")
+def reproduce_cmd(
+    paper: str = typer.Argument(..., help="Which paper: ecn_sharp."),
+    scale: str = typer.Option("small", "--scale", help="small (minutes, for a laptop) or paper (full size)."),
+    jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Results folder (default results/PAPER)."),
+) -> None:
+    """Run a paper's experiments, write its figures next to the paper's numbers, and an HTML report."""
+    from .reproduce import PAPERS
+
+    if paper not in PAPERS:
+        raise UserError(f"unknown paper `{paper}`; reproductions exist for: {', '.join(PAPERS)}")
+    if scale not in ("small", "paper"):
+        raise UserError(f"`--scale`: unknown scale `{scale}`; use small or paper")
+    from .reproduce import ecn_sharp
+
+    ecn_sharp.reproduce(scale, out or Path("results") / paper, jobs or None, log=lambda m: console.print(m))
+
+
 @app.command("demo")
 def demo_cmd(out: Path = typer.Option(Path("results/demo"), "-o", "--out", help="Where records and the report go.")) -> None:
     """A small but meaningful default experiment (about a minute), its comparison and its report."""

@@ -141,6 +141,8 @@ def test_validate_and_errors_are_one_line_exit_2(scenario: Path, tmp_path: Path)
         (("run", str(scenario), "--set", "traffic.4.load=0.1"), "`traffic.4`"),
         (("sweep", str(scenario), "--grid", "switch.aqm.threshold=20KB"), "`--grid`"),
         (("summary", str(tmp_path)), "holds no results"),
+        (("reproduce", "ecn_flat"), "unknown paper"),
+        (("reproduce", "ecn_sharp", "--scale", "huge"), "`--scale`"),
     ):
         r = cli(*args)
         assert r.returncode == 2 and expect in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
