@@ -21,7 +21,8 @@ def _scenario_text(scenario: Scenario, base_dir: str | Path | None = None) -> tu
     base = str(base_dir) if base_dir is not None else None
     if isinstance(scenario, Mapping):
         return to_toml(scenario), base
-    if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and scenario.endswith(".toml")):
+    one_line = isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario
+    if isinstance(scenario, Path) or (one_line and (scenario.endswith(".toml") or Path(scenario).is_file())):
         p = Path(scenario)
         try:
             return p.read_text(), base or str(p.resolve().parent)
