@@ -527,6 +527,9 @@ tagged_enum! {
             /// DCTCP's alpha gain.
             #[serde(default = "default_dctcp_g")]
             dctcp_g: f64,
+            /// TCP Small Queues: the most data a connection keeps queued at its own host ("inf": off).
+            #[serde(default = "default_tsq")]
+            tsq_limit: Bytes,
         },
     }
 }
@@ -552,6 +555,10 @@ fn default_rwnd() -> Bytes {
 fn default_wscale() -> u8 {
     14
 }
+fn default_tsq() -> Bytes {
+    // Linux's tcp_limit_output_bytes before 5.x.
+    Bytes(Size::Bytes(262_144))
+}
 fn default_dctcp_g() -> f64 {
     1.0 / 16.0
 }
@@ -570,6 +577,7 @@ impl Default for TransportCfg {
             wscale: default_wscale(),
             handshake: false,
             dctcp_g: default_dctcp_g(),
+            tsq_limit: default_tsq(),
         }
     }
 }
@@ -1093,7 +1101,10 @@ impl Scenario {
                 }
             }
         }
-        let TransportCfg::Tcp { init_cwnd, mss, wscale, dctcp_g, min_rto, rwnd, handshake, .. } = &s.host.transport;
+        let TransportCfg::Tcp { init_cwnd, mss, wscale, dctcp_g, min_rto, rwnd, handshake, tsq_limit, .. } = &s.host.transport;
+        if tsq_limit.0 != Size::Inf && tsq_limit.0.bytes(sw.mtu as u64) < sw.mtu as u64 {
+            return Err(ConfigError::new("host.transport.tsq_limit", format!("must be at least one MTU ({} B), or \"inf\" to turn it off", sw.mtu)));
+        }
         if *init_cwnd == 0 {
             return Err(ConfigError::new("host.transport.init_cwnd", "must be at least 1 segment"));
         }

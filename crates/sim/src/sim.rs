@@ -198,7 +198,7 @@ impl Sim {
         let sw = &sc.switch;
         let mtu = sw.mtu;
         let TransportCfg::Tcp {
-            cc, ecn, min_rto, init_cwnd, delayed_ack, delayed_ack_timeout, mss, rwnd, wscale, handshake, dctcp_g,
+            cc, ecn, min_rto, init_cwnd, delayed_ack, delayed_ack_timeout, mss, rwnd, wscale, handshake, dctcp_g, tsq_limit,
         } = sc.host.transport.clone();
         let ecn = match (cc, ecn) {
             (crate::config::CcName::Dctcp, Some(false)) => {
@@ -220,6 +220,7 @@ impl Sim {
             wscale,
             handshake,
             dctcp_g,
+            tsq_limit: tsq_limit.0.bytes(mtu as u64),
         };
         let n_nodes = topo.n_nodes() as usize;
         let n_hosts = topo.n_hosts;
@@ -916,6 +917,11 @@ impl Sim {
                     continue;
                 }
             }
+            let tsq = if node.is_host && pkt.payload > 0 && pkt.src == port.node {
+                Some((pkt.conn, pkt.flow, pkt.payload))
+            } else {
+                None
+            };
             // Serialisation in whole picoseconds; the remainder is carried so long-run rate is exact.
             let ser = if port.ps_per_byte != 0 {
                 size * port.ps_per_byte
@@ -940,6 +946,9 @@ impl Sim {
             }
             if more {
                 self.push(until, Ev::Wake(p));
+            }
+            if let Some((sid, flow, payload)) = tsq {
+                self.host_departure(sid, flow, payload);
             }
             return;
         }
@@ -969,6 +978,15 @@ impl Sim {
             let out = self.route(node, pkt.dst, hash);
             self.enqueue(out, id);
         }
+    }
+
+    /// A data packet left its sender's NIC: TSQ accounting, and sending what it held back.
+    fn host_departure(&mut self, sid: u32, flow: u32, payload: u32) {
+        let Some(slot) = self.slots.get_mut(sid as usize).filter(|s| s.live && s.conn.flow == flow) else { return };
+        let mut out = std::mem::take(&mut self.outbox);
+        slot.conn.on_host_departure(payload, self.now, &mut out);
+        self.flush(sid, &mut out);
+        self.outbox = out;
     }
 
     fn host_receive(&mut self, host: u32, id: PktId) {

@@ -23,6 +23,9 @@ pub struct TcpParams {
     pub wscale: u8,
     pub handshake: bool,
     pub dctcp_g: f64,
+    /// TCP Small Queues: most payload bytes a connection keeps queued at its own host (extra-delay line
+    /// and NIC queue) before it waits for them to leave; `u64::MAX` turns it off.
+    pub tsq_limit: u64,
 }
 
 /// A timer with at most one pending event-queue entry: moving the deadline only updates it; when the
@@ -108,6 +111,11 @@ pub struct Conn {
     pub rto_timer: Timer,
     pub retransmits: u32,
     pub timeouts: u32,
+    /// Payload bytes of this connection held at its sending host (TSQ accounting).
+    pub host_queued: u64,
+    /// Whether the window (not TSQ, not the application) stopped the last send: cwnd grows only then
+    /// (RFC 7661; Linux's tcp_is_cwnd_limited).
+    cwnd_limited: bool,
     // --- receiver ---
     pub rcv_nxt: u64,
     ooo: Vec<(u64, u64)>,
@@ -146,6 +154,8 @@ impl Conn {
             rto_timer: Timer::default(),
             retransmits: 0,
             timeouts: 0,
+            host_queued: 0,
+            cwnd_limited: true,
             rcv_nxt: 0,
             ooo: Vec::new(),
             ce_state: false,
@@ -212,6 +222,7 @@ impl Conn {
             self.retransmits += 1;
         }
         out.push(Out::Seg { seq, len, flags: f, ts: now });
+        self.host_queued += len as u64;
         if self.rto_timer.deadline.is_none() {
             self.arm_rto(now);
         }
@@ -224,11 +235,16 @@ impl Conn {
             return;
         }
         let wnd = (self.w.cwnd.min(self.peer_rwnd as f64)) as u64;
+        self.cwnd_limited = false;
         while self.snd_nxt < self.size {
             let len = self.seg_len(self.snd_nxt) as u64;
             let flight = self.flight();
             if flight > 0 && flight + len > wnd {
+                self.cwnd_limited = true;
                 break;
+            }
+            if self.host_queued > 0 && self.host_queued + len > self.p.tsq_limit {
+                break; // resumed when this connection's packets leave the NIC
             }
             let seq = self.snd_nxt;
             self.send_seg(seq, now, out);
@@ -284,7 +300,7 @@ impl Conn {
                     self.send_seg(s, now, out);
                     self.w.cwnd = (self.w.cwnd - newly as f64 + self.w.mss).max(self.w.mss);
                 }
-            } else if !reduced {
+            } else if !reduced && self.cwnd_limited {
                 self.cc.increase(&mut self.w, newly);
             }
             self.dupacks = 0;
@@ -328,6 +344,15 @@ impl Conn {
         self.ecn_recover = self.snd_nxt.max(1);
         self.send_cwr = true;
         true
+    }
+
+    /// One of this connection's data packets left its host's NIC (TSQ): send what was held back.
+    pub fn on_host_departure(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+        let blocked = self.host_queued + self.p.mss as u64 > self.p.tsq_limit;
+        self.host_queued -= payload as u64;
+        if blocked {
+            self.try_send(now, out);
+        }
     }
 
     /// The retransmission timer expired.
@@ -482,6 +507,7 @@ mod tests {
             wscale: 14,
             handshake: false,
             dctcp_g: 1.0 / 16.0,
+            tsq_limit: u64::MAX,
         }
     }
 

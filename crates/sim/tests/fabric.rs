@@ -422,3 +422,36 @@ fn pias_puts_short_flows_ahead_of_long_ones() {
     assert!(sd(&plain) > 1.5);
     assert!(sd(&pias) < 1.3);
 }
+
+#[test]
+fn tcp_small_queues_bound_the_senders_own_queue() {
+    // One long flow whose bottleneck is its own NIC (nothing downstream is slower): no mark or drop ever
+    // reaches it. With TSQ it keeps at most 256 KB at its host; a short flow from the same host then
+    // waits ~0.2 ms behind it, not the unbounded backlog of a window that keeps growing.
+    let run = |tsq: &str| {
+        star(
+            3,
+            "5us",
+            "buffer = \"4MB\"\naqm = { kind = \"dctcp_red\", threshold = \"65KB\" }",
+            &format!("transport = {{ kind = \"tcp\", cc = \"dctcp\", tsq_limit = \"{tsq}\" }}"),
+            "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 0, dst = 2, size = \"inf\" }, { src = 0, dst = 1, size = \"10KB\", start = \"30ms\" }]",
+            "queue_sample_interval = \"100us\"\nqueues = [{ node = \"h0\", port = 0 }]\ntrace_flows = [0]\ntrace_interval = \"10ms\"",
+            "{ time = \"40ms\" }",
+        )
+    };
+    let (on, off) = (run("256KB"), run("inf"));
+    let max_q = |r: &Records| r.queues.iter().map(|q| q.bytes).max().unwrap();
+    let short = |r: &Records| r.flows[1].fct().map(|t| t as f64 / 1e6).unwrap_or(f64::INFINITY);
+    let gbps = |r: &Records| {
+        let at = |t: u64| r.flow_trace.iter().find(|x| x.time == t).unwrap().delivered_bytes;
+        (at(40_000_000_000) - at(10_000_000_000)) as f64 * 8.0 / 0.03 / 1e9
+    };
+    eprintln!(
+        "TSQ on: host queue ≤ {} B, short flow {:.0} µs, long flow {:.2} Gbps; off: ≤ {} B, {:.0} µs",
+        max_q(&on), short(&on), gbps(&on), max_q(&off), short(&off)
+    );
+    // 256 KiB of payload is ≤ 180 segments of 1500 B on the wire; the 10 KB flow's 7 packets join it.
+    assert!(max_q(&on) <= 180 * 1500 + 10_280 && max_q(&off) > 2_000_000, "{} {}", max_q(&on), max_q(&off));
+    assert!(short(&on) < 400.0 && short(&off) > 2.0 * short(&on));
+    assert!(gbps(&on) > 9.5, "TSQ must not cost throughput");
+}
