@@ -193,3 +193,12 @@ def test_summary_leaves_out_warmup(scenario: Path):
     assert s.loc["all", "flows"] == int((r.flows["start_us"] >= 20_000).sum()) < len(r.flows)
     s2 = dcnlab.summary(r.flows, buckets=(0, 50_000, float("inf")))
     assert list(s2.index) == ["all", "(0B, 50KB]", "(50KB, inf]"]
+
+
+def test_demo_compares_ecn_sharp_with_tail_and_avg(tmp_path: Path):
+    r = cli("demo", "-o", str(tmp_path / "demo"))
+    assert r.returncode == 0, r.stderr
+    assert "ECN# ×" in r.stdout and "DCTCP-RED-AVG ×" in r.stdout
+    for d in ("DCTCP-RED-Tail", "DCTCP-RED-AVG", "ECNsharp"):
+        assert (tmp_path / "demo" / d / "meta.json").exists()
+    assert (tmp_path / "demo" / "report.html").read_text().count("<img class='figure'") == 4
