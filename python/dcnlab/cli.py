@@ -73,6 +73,18 @@ def summary_table(res: Result, title: str) -> Table:
     return t
 
 
+def comparison_table(c, title: str) -> Table:
+    """A rich table of report.compare_table's frame: one row per (bucket, statistic), one column per run."""
+    t = Table(title=title, title_justify="left")
+    t.add_column("bucket")
+    t.add_column("statistic")
+    for col in c.columns:
+        t.add_column(str(col), justify="right")
+    for (b, stat), row in c.iterrows():
+        t.add_row(str(b), stat, *[f"{v:,.2f}" for v in row.to_numpy()])
+    return t
+
+
 def run_with_progress(scenario: dict, base_dir: str | None, label: str) -> Result:
     total = _stop_us(scenario)
     start = time.perf_counter()
@@ -140,15 +152,7 @@ def compare_cmd(directories: List[Path] = typer.Argument(..., help="Results fold
     from .report import compare_table
 
     runs = {str(d): _load_dir(d) for d in directories}
-    c = compare_table(runs)
-    t = Table(title="comparison (× = ratio to the first run)", title_justify="left")
-    t.add_column("bucket")
-    t.add_column("statistic")
-    for col in c.columns:
-        t.add_column(col, justify="right")
-    for (b, stat), row in c.iterrows():
-        t.add_row(str(b), stat, *[f"{v:,.2f}" for v in row.to_numpy()])
-    console.print(t)
+    console.print(comparison_table(compare_table(runs), "comparison (× = ratio to the first run)"))
 
 
 @app.command("plot")
@@ -254,12 +258,7 @@ def demo_cmd(out: Path = typer.Option(Path("results/demo"), "-o", "--out", help=
         runs[label] = res
         console.print(summary_table(res, label))
     c = compare_table(runs, metrics=("fct_mean", "fct_p99"))
-    t = Table(title="ECN♯ vs DCTCP-RED (× = ratio to Tail)", title_justify="left")
-    for col in ["bucket", "statistic", *c.columns]:
-        t.add_column(str(col), justify="right" if col not in ("bucket", "statistic") else "left")
-    for (b, stat), row in c.iterrows():
-        t.add_row(str(b), stat, *[f"{v:,.2f}" for v in row.to_numpy()])
-    console.print(t)
+    console.print(comparison_table(c, "ECN♯ vs DCTCP-RED (× = ratio to Tail)"))
     page = write_report(runs, out / "report.html", title="dcnlab demo: ECN♯ vs DCTCP-RED under 3× RTT variation")
     console.print(f"report: {page}")
 
