@@ -28,6 +28,13 @@ def _save(fig, out: Path, name: str) -> list[Path]:
     return paths
 
 
+def _legend_or_note(ax, note: str) -> None:
+    if ax.lines:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, note, ha="center", transform=ax.transAxes)
+
+
 def fct_cdf(runs: Mapping[str, Result], out: Path) -> list[Path]:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for label, r in runs.items():
@@ -81,10 +88,7 @@ def queue_occupancy(runs: Mapping[str, Result], out: Path) -> list[Path]:
     ax.set_ylabel("queue (KB)")
     ax.set_title("queue occupancy (busiest sampled queue)")
     ax.grid(alpha=0.3)
-    if ax.lines:
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no queue samples (set record.queue_sample_interval)", ha="center", transform=ax.transAxes)
+    _legend_or_note(ax, "no queue samples (set record.queue_sample_interval)")
     return _save(fig, out, "queue_occupancy")
 
 
@@ -100,10 +104,7 @@ def link_utilization(runs: Mapping[str, Result], out: Path) -> list[Path]:
     ax.set_ylabel("utilisation (mean over sampled ports)")
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
-    if ax.lines:
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no link samples (set record.link_sample_interval)", ha="center", transform=ax.transAxes)
+    _legend_or_note(ax, "no link samples (set record.link_sample_interval)")
     return _save(fig, out, "link_utilization")
 
 

@@ -41,6 +41,21 @@ def compare_table(runs: Mapping[str, Result], metrics=("fct_mean", "fct_p99", "s
     return df
 
 
+def img_tag(png: Path) -> str:
+    """A PNG embedded as a data URI, so the page stands alone."""
+    data = base64.b64encode(Path(png).read_bytes()).decode()
+    return f"<img class='figure' alt='{html.escape(Path(png).stem)}' src='data:image/png;base64,{data}'>"
+
+
+def page(title: str, body: list[str]) -> str:
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>"
+    )
+
+
 def _fmt(x) -> str:
     return f"{x:,.2f}" if isinstance(x, float) else str(x)
 
@@ -70,14 +85,7 @@ def write_report(runs: Mapping[str, Result], out: str | Path, title: str = "dcnl
         for p in plot_all(runs, tmp):
             if p.suffix != ".png":
                 continue
-            data = base64.b64encode(p.read_bytes()).decode()
             body.append(f"<h3>{html.escape(p.stem.replace('_', ' '))}</h3>")
-            body.append(f"<img class='figure' alt='{html.escape(p.stem)}' src='data:image/png;base64,{data}'>")
-    page = (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
-        + "\n".join(body)
-        + "</body></html>"
-    )
-    out.write_text(page)
+            body.append(img_tag(p))
+    out.write_text(page(title, body))
     return out

@@ -146,7 +146,9 @@ pub struct Sim {
     host_delay: Vec<Time>,
     /// PIAS demotion thresholds (bytes sent); empty when PIAS is off.
     pias: Vec<u64>,
-    delay_cfg: Option<DelayCfg>,
+    /// Extra host delay: the sampler (built once — a CDF file is read once), per flow or per host, and
+    /// whether ACKs get it too.
+    delay: Option<(DelaySampler, DelayPer, AppliesTo)>,
     delay_rng: Rng,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
@@ -325,15 +327,15 @@ impl Sim {
         // Extra host delay, drawn once per host.
         let mut delay_rng = rng::stream(sc.seed, "extra_delay", 0);
         let mut host_delay = vec![0; n_hosts as usize];
-        if let Some(d) = &sc.host.extra_delay {
-            let sampler = DelaySampler::new(d)?;
-            if d.per() == DelayPer::Host {
-                for h in host_delay.iter_mut() {
-                    *h = sampler.draw(&mut delay_rng);
-                }
+        let delay = match &sc.host.extra_delay {
+            Some(d) => Some((DelaySampler::new(d)?, d.per(), d.applies_to())),
+            None => None,
+        };
+        if let Some((sampler, DelayPer::Host, _)) = &delay {
+            for h in host_delay.iter_mut() {
+                *h = sampler.draw(&mut delay_rng);
             }
         }
-        let delay_cfg = sc.host.extra_delay.clone();
         let host_rate: Vec<u64> = (0..n_hosts).map(|h| ports[nodes[h as usize].port0 as usize].rate).collect();
         let info = HostInfo { n_hosts, host_rate, rack: topo.rack.clone(), rack_uplink: topo.rack_uplink.clone() };
         let mut tags = Tags::default();
@@ -388,7 +390,7 @@ impl Sim {
             tcp,
             host_delay,
             pias: sc.host.pias.as_ref().map(|p| p.thresholds.iter().map(|b| b.0.bytes(mtu as u64)).collect()).unwrap_or_default(),
-            delay_cfg,
+            delay,
             delay_rng,
             slots: Vec::new(),
             free_slots: Vec::new(),
@@ -544,16 +546,17 @@ impl Sim {
         let flow_id = self.rec.flows.len() as u32;
         let hash = (mix64(self.seed ^ ((f.src as u64) << 32 | f.dst as u64) ^ mix64(flow_id as u64 + 1)) >> 32) as u32;
         let rhash = (mix64(hash as u64 ^ 0x5EED) >> 32) as u32;
-        let (dd, da) = match &self.delay_cfg {
+        let (dd, da) = match &self.delay {
             None => (0, 0),
-            Some(cfg) => {
-                let (ds, dr) = if cfg.per() == DelayPer::Flow {
-                    let d = DelaySampler::new(cfg).expect("validated").draw(&mut self.delay_rng);
-                    (d, d)
-                } else {
-                    (self.host_delay[f.src as usize], self.host_delay[f.dst as usize])
+            Some((sampler, per, applies_to)) => {
+                let (ds, dr) = match per {
+                    DelayPer::Flow => {
+                        let d = sampler.draw(&mut self.delay_rng);
+                        (d, d)
+                    }
+                    DelayPer::Host => (self.host_delay[f.src as usize], self.host_delay[f.dst as usize]),
                 };
-                (ds, if cfg.applies_to() == AppliesTo::All { dr } else { 0 })
+                (ds, if *applies_to == AppliesTo::All { dr } else { 0 })
             }
         };
         let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da);
@@ -605,15 +608,14 @@ impl Sim {
     fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, dd: Time, da: Time) -> (Time, Time, Time) {
         let fwd = self.path(src, dst, hash);
         let mss = self.tcp.mss as u64;
+        let back = self.path(dst, src, rhash);
         let mut t0 = dd;
         if self.tcp.handshake {
-            let back = self.path(dst, src, rhash);
             t0 += fwd.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
             t0 += da + back.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
         }
         let prop: Time = fwd.iter().map(|&(_, d)| d).sum();
         let bottleneck = fwd.iter().map(|&(r, _)| r).min().unwrap_or(1);
-        let back = self.path(dst, src, rhash);
         let base_rtt = 2 * prop
             + dd
             + da

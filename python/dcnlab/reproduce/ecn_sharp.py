@@ -13,9 +13,8 @@ from typing import Callable
 
 import pandas as pd
 
-from ..scenario import load as load_scenario, override
+from ..scenario import load as load_scenario, override, scenario_hash
 from ..sweep import ProcessRunner, Runner, _run_one
-from ..scenario import scenario_hash
 
 ROOT = Path(__file__).resolve().parents[3]
 EXP = ROOT / "experiments" / "ecn_sharp"
@@ -159,6 +158,8 @@ def reproduce(scale: str = "small", out: str | Path = "results/ecn_sharp", jobs:
     """Run the implemented experiments, write figures, tables and an HTML page; return the page."""
     import html
 
+    from ..report import img_tag, page
+
     out = Path(out)
     runner = ProcessRunner(jobs)
     log(f"testbed (Figs. 9–11), scale {scale} …")
@@ -166,13 +167,9 @@ def reproduce(scale: str = "small", out: str | Path = "results/ecn_sharp", jobs:
     figs = plot_testbed(norm, out)
     body = ["<h1>ECN♯ reproduction</h1>", f"<p>scale: {html.escape(scale)}; normalised to DCTCP-RED-Tail on the same flows.</p>"]
     body.append(norm.to_html(float_format=lambda x: f"{x:.3f}", index=False, border=0))
-    import base64
-
     for p in figs:
-        body.append(f"<h3>{html.escape(p.stem)}</h3><img class='figure' src='data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}'>")
-    page = out / "report.html"
-    page.write_text("<!doctype html><meta charset='utf-8'><title>ECN♯ reproduction</title>"
-                    "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto}img{max-width:100%}"
-                    "td,th{padding:2px 8px;text-align:right}</style>" + "".join(body))
-    log(f"report: {page}")
-    return page
+        body.append(f"<h3>{html.escape(p.stem)}</h3>{img_tag(p)}")
+    report = out / "report.html"
+    report.write_text(page("ECN♯ reproduction", body))
+    log(f"report: {report}")
+    return report
