@@ -779,12 +779,19 @@ tagged_enum! {
             #[serde(default)]
             priority: u8,
         },
-        /// Many-to-one bursts: every sender sends `size` to `receiver` at `at` (+ k × period).
+        /// Many-to-one bursts: every sender sends `size` to `receiver` at `at` (+ k × period). With
+        /// `flows = N` a burst is N flows dealt round-robin over the senders (a query incast of N
+        /// concurrent flows from fewer hosts); with `size_max` each flow's size is uniform in
+        /// [size, size_max] bytes, drawn from the traffic stream.
         Incast = "incast" {
             senders: HostSet,
             receiver: u32,
             size: Bytes,
             at: Dur,
+            #[serde(default)]
+            flows: Option<u32>,
+            #[serde(default)]
+            size_max: Option<Bytes>,
             #[serde(default = "one")]
             repeat: u32,
             period: Option<Dur>,
@@ -883,6 +890,11 @@ pub struct RecordCfg {
     pub busiest: u32,
     /// Link utilisation samples every interval (default: the queue sample interval).
     pub link_sample_interval: Option<Dur>,
+    /// Queue and link samples only from this time (default 0) …
+    #[serde(default = "zero_time")]
+    pub sample_from: Dur,
+    /// … until this time (default: the end of the run).
+    pub sample_until: Option<Dur>,
     /// Write queue samples to this CSV file as they are taken instead of holding them in memory.
     pub queue_stream: Option<String>,
     #[serde(default)]
@@ -905,6 +917,8 @@ impl Default for RecordCfg {
             queues: QueueSel::Busiest,
             busiest: default_busiest(),
             link_sample_interval: None,
+            sample_from: zero_time(),
+            sample_until: None,
             queue_stream: None,
             trace_flows: vec![],
             trace_interval: default_trace_interval(),
@@ -1193,6 +1207,11 @@ impl Scenario {
         if let Some(w) = &s.record.link_sample_interval {
             if w.0 == 0 {
                 return Err(ConfigError::new("record.link_sample_interval", "must be greater than zero"));
+            }
+        }
+        if let Some(u) = &s.record.sample_until {
+            if u.0 <= s.record.sample_from.0 {
+                return Err(ConfigError::new("record.sample_until", "must be later than record.sample_from"));
             }
         }
         if s.record.trace_interval.0 == 0 {

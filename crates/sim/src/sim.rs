@@ -166,6 +166,9 @@ pub struct Sim {
     sample_ports: Vec<u32>,
     sample_interval: Option<Time>,
     link_interval: Option<Time>,
+    sample_until: Time,
+    /// Link samples count bytes since the previous one; the first (at `sample_from` > 0) only resets.
+    link_primed: bool,
     busiest: Option<usize>,
     queue_stream: Option<std::io::BufWriter<std::fs::File>>,
     trace_flows: Vec<u32>,
@@ -407,6 +410,8 @@ impl Sim {
             sample_ports,
             sample_interval: r.queue_sample_interval.map(|d| d.0),
             link_interval: r.link_sample_interval.or(r.queue_sample_interval).map(|d| d.0),
+            sample_until: r.sample_until.map(|d| d.0).unwrap_or(Time::MAX),
+            link_primed: r.sample_from.0 == 0,
             busiest,
             queue_stream,
             trace_flows: r.trace_flows.iter().map(|&f| f as u32).collect(),
@@ -422,11 +427,12 @@ impl Sim {
                 sim.push(t, Ev::Flow(i as u32));
             }
         }
+        let from = r.sample_from.0;
         if let Some(i) = sim.sample_interval {
-            sim.push(i, Ev::Sample);
+            sim.push(from + i, Ev::Sample);
         }
         if let Some(i) = sim.link_interval {
-            sim.push(i, Ev::LinkSample);
+            sim.push(if from > 0 { from } else { i }, Ev::LinkSample);
         }
         if !sim.trace_flows.is_empty() {
             sim.push(0, Ev::Trace);
@@ -526,12 +532,16 @@ impl Sim {
             Ev::Sample => {
                 self.sample_queues();
                 let i = self.sample_interval.unwrap();
-                self.push(self.now + i, Ev::Sample);
+                if self.now + i <= self.sample_until {
+                    self.push(self.now + i, Ev::Sample);
+                }
             }
             Ev::LinkSample => {
                 self.sample_links();
                 let i = self.link_interval.unwrap();
-                self.push(self.now + i, Ev::LinkSample);
+                if self.now + i <= self.sample_until {
+                    self.push(self.now + i, Ev::LinkSample);
+                }
             }
             Ev::Trace => {
                 self.sample_traces();
@@ -1063,10 +1073,14 @@ impl Sim {
     fn sample_links(&mut self) {
         let now = self.now;
         let interval = self.link_interval.unwrap();
+        let primed = std::mem::replace(&mut self.link_primed, true);
         for &p in &self.sample_ports {
             let port = &mut self.ports[p as usize];
             let tx = port.tx_bytes - port.tx_bytes_link_sample;
             port.tx_bytes_link_sample = port.tx_bytes;
+            if !primed {
+                continue;
+            }
             let util = tx as f64 * 8.0 * SEC as f64 / (port.rate as f64 * interval as f64);
             self.rec.links.push(LinkRow { time: now, node: port.node, port: port.local, tx_bytes: tx, utilization: util });
         }

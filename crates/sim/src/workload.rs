@@ -308,7 +308,7 @@ pub fn build_sources(
                 p.next_time = start.0 + g;
                 out.push(Source::Poisson(p));
             }
-            Traffic::Incast { senders, receiver, size, at, repeat, period, tag, priority } => {
+            Traffic::Incast { senders, receiver, size, at, flows: count, size_max, repeat, period, tag, priority } => {
                 check_host(*receiver, n, &f("receiver"))?;
                 for &s in &senders.0 {
                     check_host(s, n, &f("senders"))?;
@@ -316,12 +316,32 @@ pub fn build_sources(
                         return Err(ConfigError::new(f("senders"), format!("host {s} is also the receiver")));
                     }
                 }
+                let lo = size.0.bytes(mtu);
+                let hi = match size_max {
+                    None => lo,
+                    Some(m) => {
+                        let hi = m.0.bytes(mtu);
+                        if hi < lo || hi == u64::MAX {
+                            return Err(ConfigError::new(f("size_max"), format!("size_max must be a finite size ≥ size ({lo} B)")));
+                        }
+                        hi
+                    }
+                };
+                if senders.0.is_empty() {
+                    return Err(ConfigError::new(f("senders"), "an incast needs at least one sender"));
+                }
+                if *count == Some(0) {
+                    return Err(ConfigError::new(f("flows"), "an incast needs at least one flow"));
+                }
+                let per_burst = count.unwrap_or(senders.0.len() as u32) as usize;
                 let tag = tags.id(tag);
                 let mut flows = Vec::new();
                 for r in 0..*repeat {
                     let t0 = at.0 + r as u64 * period.map(|p| p.0).unwrap_or(0);
-                    for &s in &senders.0 {
-                        flows.push(NewFlow { src: s, dst: *receiver, size: size.0.bytes(mtu), start: t0, tag, prio: *priority });
+                    for k in 0..per_burst {
+                        let s = senders.0[k % senders.0.len()];
+                        let size = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
+                        flows.push(NewFlow { src: s, dst: *receiver, size, start: t0, tag, prio: *priority });
                     }
                 }
                 out.push(Source::List { flows, next: 0 });

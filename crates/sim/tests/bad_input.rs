@@ -144,6 +144,20 @@ fn flow_endpoints_must_exist() {
     );
     let (f, _) = err(&text);
     assert_eq!(f, "traffic[0].receiver");
+    let incast = |extra: &str| {
+        BASE.replace(
+            "kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10",
+            &format!("kind = \"incast\"\nsenders = \"0-2\"\nreceiver = 3\nsize = \"10KB\"\nat = \"0us\"\n{extra}"),
+        )
+    };
+    Sim::from_toml(&incast("flows = 7\nsize_max = \"20KB\"")).unwrap();
+    let (f, m) = err(&incast("size_max = \"5KB\""));
+    assert_eq!(f, "traffic[0].size_max");
+    assert!(m.contains("≥ size"), "{m}");
+    let (f, _) = err(&incast("flows = 0"));
+    assert_eq!(f, "traffic[0].flows");
+    let (f, _) = err(&incast("senders = []").replace("senders = \"0-2\"\n", ""));
+    assert_eq!(f, "traffic[0].senders");
 }
 
 #[test]

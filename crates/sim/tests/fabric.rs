@@ -455,3 +455,65 @@ fn tcp_small_queues_bound_the_senders_own_queue() {
     assert!(short(&on) < 400.0 && short(&off) > 2.0 * short(&on));
     assert!(gbps(&on) > 9.5, "TSQ must not cost throughput");
 }
+
+#[test]
+fn query_incast_deals_n_flows_over_the_senders_with_uniform_sizes() {
+    let run = |seed: u32| {
+        run_toml(&format!(
+            r#"
+seed = {seed}
+stop = {{ all_flows_done = true, max_time = "1s" }}
+[topology]
+kind = "star"
+hosts = 5
+link = {{ rate = "10Gbps", delay = "5us" }}
+[[traffic]]
+kind = "incast"
+senders = "0-3"
+receiver = 4
+size = "3KB"
+size_max = "60KB"
+flows = 10
+at = "100us"
+tag = "query"
+"#
+        ))
+        .unwrap()
+    };
+    let r = run(1);
+    assert_eq!(r.flows.len(), 10);
+    // Round-robin over 4 senders: 3, 3, 2, 2 flows.
+    let per: Vec<usize> = (0..4).map(|s| r.flows.iter().filter(|f| f.src == s).count()).collect();
+    assert_eq!(per, vec![3, 3, 2, 2]);
+    assert!(r.flows.iter().all(|f| (3000..=60000).contains(&f.size) && f.start == 100_000_000 && f.finish.is_some()));
+    let sizes: Vec<u64> = r.flows.iter().map(|f| f.size).collect();
+    let distinct: std::collections::BTreeSet<u64> = sizes.iter().copied().collect();
+    assert!(distinct.len() >= 9, "sizes must be drawn, not fixed: {sizes:?}");
+    // Same seed, same sizes; another seed, other sizes.
+    assert_eq!(run(1).flows.iter().map(|f| f.size).collect::<Vec<_>>(), sizes);
+    assert_ne!(run(2).flows.iter().map(|f| f.size).collect::<Vec<_>>(), sizes);
+}
+
+#[test]
+fn samples_only_inside_the_sample_window() {
+    let r = star(
+        3,
+        "1us",
+        "",
+        "",
+        r#"[[traffic]]
+kind = "flows"
+list = [{ src = 0, dst = 2, size = "inf" }, { src = 1, dst = 2, size = "inf" }]"#,
+        "queue_sample_interval = \"10us\"\nqueues = [{ node = \"sw0\", port = 2 }]\nsample_from = \"1ms\"\nsample_until = \"2ms\"",
+        "{ time = \"3ms\" }",
+    );
+    let t: Vec<u64> = r.queues.iter().map(|q| q.time).collect();
+    assert_eq!(t.len(), 100, "1 ms / 10 µs samples in (1 ms, 2 ms]");
+    assert_eq!((t[0], *t.last().unwrap()), (1_010_000_000, 2_000_000_000));
+    // Link samples: the one at 1 ms only resets the byte counter, so every recorded interval is busy.
+    assert_eq!(r.links.len(), 100);
+    // (8.3 packets per 10 µs: single samples read 0.96 or 1.08.)
+    assert!(r.links.iter().all(|l| l.time > 1_000_000_000 && l.utilization > 0.9 && l.utilization < 1.1), "{:?}", &r.links[..3]);
+    let mean = r.links.iter().map(|l| l.utilization).sum::<f64>() / 100.0;
+    assert!((mean - 1.0).abs() < 0.01, "{mean}");
+}
