@@ -230,6 +230,7 @@ def reproduce_cmd(
     scale: str = typer.Option("small", "--scale", help="small (minutes, for a laptop) or paper (full size)."),
     jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Results folder (default results/PAPER)."),
+    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated experiments to run (default: all)."),
 ) -> None:
     """Run a paper's experiments, write its figures next to the paper's numbers, and an HTML report."""
     from .reproduce import PAPERS
@@ -240,7 +241,11 @@ def reproduce_cmd(
         raise UserError(f"`--scale`: unknown scale `{scale}`; use small or paper")
     from .reproduce import ecn_sharp
 
-    ecn_sharp.reproduce(scale, out or Path("results") / paper, jobs or None, log=lambda m: console.print(m))
+    names = [x.strip() for x in only.split(",") if x.strip()] if only else None
+    for n in names or []:
+        if n not in ecn_sharp.EXPERIMENTS:
+            raise UserError(f"`--only`: unknown experiment `{n}`; {paper} has: {', '.join(ecn_sharp.EXPERIMENTS)}")
+    ecn_sharp.reproduce(scale, out or Path("results") / paper, jobs or None, log=lambda m: console.print(m), only=names)
 
 
 @app.command("demo")

@@ -21,3 +21,20 @@ def test_testbed_web_search_high_load(tmp_path: Path):
     assert abs(sharp["large avg"] - 1.0) <= 0.10, sharp
     assert avg["short avg"] < min(sharp["short avg"], codel["short avg"]), (avg, sharp, codel)
     assert (tmp_path / "testbed_runs.csv").exists()
+
+
+def test_microscopic_standing_queue_and_query_incast(tmp_path: Path):
+    # §5.4.1 reduced: N = 125 query flows, 4 seeds (the background's state at the burst differs by seed:
+    # at seed 3 no long flow holds a queue and the burst lands on a near-empty port).
+    raw = ecn_sharp.microscopic("small", tmp_path, runner=SerialRunner(), ns=(125,), seeds=4)
+    m = raw.groupby("scheme")[["standing_pkts", "drops", "peak_pkts", "query_p99_us"]].mean()
+    tail, codel, sharp = m.loc["DCTCP-RED-Tail"], m.loc["CoDel"], m.loc["ECN#"]
+    # Paper: standing queue 8 (ECN♯) vs 182 (Tail) packets.
+    assert tail["standing_pkts"] > 100, m
+    assert sharp["standing_pkts"] <= 0.2 * tail["standing_pkts"], m
+    # Paper: CoDel drops under the query incast where ECN♯ does not (CoDel from N = 100, ECN♯ from 175).
+    assert codel["drops"] >= 50 and codel["drops"] >= 5 * sharp["drops"], m
+    assert (raw[raw["scheme"] == "ECN#"]["drops"] == 0).sum() >= 3, raw
+    assert sharp["peak_pkts"] < codel["peak_pkts"], m
+    assert sharp["query_p99_us"] < min(codel["query_p99_us"], tail["query_p99_us"]), m
+    assert (tmp_path / "microscopic_runs.csv").exists()
