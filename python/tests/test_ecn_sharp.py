@@ -38,3 +38,31 @@ def test_microscopic_standing_queue_and_query_incast(tmp_path: Path):
     assert sharp["peak_pkts"] < codel["peak_pkts"], m
     assert sharp["query_p99_us"] < min(codel["query_p99_us"], tail["query_p99_us"]), m
     assert (tmp_path / "microscopic_runs.csv").exists()
+
+
+def test_gain_grows_with_rtt_variation(tmp_path: Path):
+    # Fig. 11 reduced: web search 90 %, Tail and ECN♯ each configured from the variation's own RTTs.
+    n = ecn_sharp.testbed(
+        "small", tmp_path, runner=SerialRunner(), flows=2000, loads=(0.9,), seeds=2,
+        workloads=("web_search",), variations=("3x", "5x"),
+    )
+    sharp = n[n["scheme"] == "ECN#"].set_index("variation")
+    assert sharp.loc["5x", "short avg"] <= sharp.loc["3x", "short avg"] - 0.03, sharp
+    assert sharp.loc["5x", "short p99"] <= sharp.loc["3x", "short p99"] - 0.03, sharp
+    assert abs(sharp.loc["5x", "large avg"] - 1.0) <= 0.12, sharp
+
+
+def test_motivation_no_single_threshold_serves_both(tmp_path: Path):
+    # Figs. 2–3 reduced: a higher instantaneous threshold costs short flows and helps large ones, and a
+    # larger variation widens the gap between Tail and AVG.
+    f2, f3 = ecn_sharp.motivation("small", tmp_path, runner=SerialRunner(), flows=2000, variations=("2x", "5x"))
+    by = f2.set_index("scheme")
+    assert by.loc["250KB", "short p99"] >= 1.2 and by.loc["250KB", "short avg"] >= 1.2, f2
+    assert by.loc["250KB", "large avg"] <= 0.95, f2
+    tail = f3[f3["scheme"] == "Tail"].set_index("variation")
+    # (The paper's statistic is the p99; on ~1000 short flows it moves ±0.1 between seeds, so the
+    # reduced test asserts the growth on the average and only the sign of the p99 cost.)
+    assert tail.loc["5x", "short avg"] > tail.loc["2x", "short avg"] + 0.1, f3
+    assert tail.loc["5x", "short p99"] > 1.05, f3
+    assert tail.loc["5x", "large avg"] < tail.loc["2x", "large avg"], f3
+    assert tail.loc["5x", "tail_kb"] > 2 * tail.loc["2x", "tail_kb"] - 10, f3
