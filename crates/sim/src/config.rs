@@ -899,6 +899,9 @@ pub struct RecordCfg {
     pub queue_stream: Option<String>,
     #[serde(default)]
     pub trace_flows: Vec<u64>,
+    /// Also trace every flow of the traffic with these tags (ids are not known before the run).
+    #[serde(default)]
+    pub trace_tags: Vec<String>,
     #[serde(default = "default_trace_interval")]
     pub trace_interval: Dur,
 }
@@ -921,6 +924,7 @@ impl Default for RecordCfg {
             sample_until: None,
             queue_stream: None,
             trace_flows: vec![],
+            trace_tags: vec![],
             trace_interval: default_trace_interval(),
         }
     }

@@ -172,6 +172,7 @@ pub struct Sim {
     busiest: Option<usize>,
     queue_stream: Option<std::io::BufWriter<std::fs::File>>,
     trace_flows: Vec<u32>,
+    trace_tags: Vec<u16>,
     trace_interval: Time,
     pub events: u64,
     pub packet_hops: u64,
@@ -343,6 +344,19 @@ impl Sim {
         let info = HostInfo { n_hosts, host_rate, rack: topo.rack.clone(), rack_uplink: topo.rack_uplink.clone() };
         let mut tags = Tags::default();
         let sources = build_sources(&sc.traffic, sc.seed, &info, mtu as u64, &mut tags)?;
+        let mut trace_tags = Vec::new();
+        for (i, t) in sc.record.trace_tags.iter().enumerate() {
+            match tags.0.iter().position(|x| x == t) {
+                Some(id) if !t.is_empty() => trace_tags.push(id as u16),
+                _ => {
+                    let known: Vec<&str> = tags.0.iter().filter(|x| !x.is_empty()).map(|x| x.as_str()).collect();
+                    return Err(ConfigError::new(
+                        format!("record.trace_tags[{i}]"),
+                        format!("no traffic has the tag `{t}`; tags in this scenario: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") }),
+                    ));
+                }
+            }
+        }
         // Records selection.
         let r = &sc.record;
         let switch_ports: Vec<u32> =
@@ -415,6 +429,7 @@ impl Sim {
             busiest,
             queue_stream,
             trace_flows: r.trace_flows.iter().map(|&f| f as u32).collect(),
+            trace_tags,
             trace_interval: r.trace_interval.0,
             events: 0,
             packet_hops: 0,
@@ -434,7 +449,7 @@ impl Sim {
         if let Some(i) = sim.link_interval {
             sim.push(if from > 0 { from } else { i }, Ev::LinkSample);
         }
-        if !sim.trace_flows.is_empty() {
+        if !sim.trace_flows.is_empty() || !sim.trace_tags.is_empty() {
             sim.push(0, Ev::Trace);
         }
         Ok(sim)
@@ -585,6 +600,9 @@ impl Sim {
             timeouts: 0,
         });
         self.active_flows += 1;
+        if self.trace_tags.contains(&f.tag) {
+            self.trace_flows.push(flow_id);
+        }
         let conn = Conn::new(flow_id, f.size, self.tcp);
         let slot = Slot { conn, src: f.src, dst: f.dst, hash, rhash, prio: f.prio, delay_data: dd, delay_ack: da, live: true };
         let sid = if let Some(s) = self.free_slots.pop() {

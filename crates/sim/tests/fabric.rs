@@ -517,3 +517,40 @@ list = [{ src = 0, dst = 2, size = "inf" }, { src = 1, dst = 2, size = "inf" }]"
     let mean = r.links.iter().map(|l| l.utilization).sum::<f64>() / 100.0;
     assert!((mean - 1.0).abs() < 0.01, "{mean}");
 }
+
+#[test]
+fn trace_tags_follow_flows_whose_ids_are_not_known_in_advance() {
+    let text = |tag: &str| {
+        format!(
+            r#"
+stop = {{ time = "20ms" }}
+[topology]
+kind = "star"
+hosts = 4
+link = {{ rate = "10Gbps", delay = "2us" }}
+[[traffic]]
+kind = "poisson"
+sizes = "web_search"
+load = 0.3
+flows = 50
+src = "0-1"
+dst = 3
+[[traffic]]
+kind = "flows"
+list = [{{ src = 2, dst = 3, size = "inf", start = "5ms", tag = "long" }}]
+[record]
+trace_tags = ["{tag}"]
+trace_interval = "1ms"
+"#
+        )
+    };
+    let r = run_toml(&text("long")).unwrap();
+    let long = r.flows.iter().find(|f| f.size == u64::MAX).unwrap().flow_id;
+    assert!(long > 0, "Poisson flows started first");
+    let ids: std::collections::BTreeSet<u32> = r.flow_trace.iter().map(|t| t.flow_id).collect();
+    assert_eq!(ids.into_iter().collect::<Vec<_>>(), vec![long]);
+    assert!(r.flow_trace.len() >= 14, "{}", r.flow_trace.len());
+    let e = dcnlab_sim::Sim::from_toml(&text("lnog")).err().unwrap();
+    assert_eq!(e.field, "record.trace_tags[0]");
+    assert!(e.to_string().contains("long"), "{e}");
+}
