@@ -20,6 +20,8 @@ def test_testbed_web_search_high_load(tmp_path: Path):
     assert sharp["short p99"] <= 0.95, sharp
     assert abs(sharp["large avg"] - 1.0) <= 0.10, sharp
     assert avg["short avg"] < min(sharp["short avg"], codel["short avg"]), (avg, sharp, codel)
+    # AVG hurts large flows, more than ECN♯ does (paper: > 20 %; here about 5 %, see the README).
+    assert avg["large avg"] >= 1.03 and avg["large avg"] > sharp["large avg"], (avg, sharp)
     assert (tmp_path / "testbed_runs.csv").exists()
 
 
@@ -78,3 +80,14 @@ def test_scheduler_keeps_dwrr_shares_and_cuts_short_fct(tmp_path: Path):
         g2 = [float(x) for x in raw.loc[scheme, "goodput_phase2_gbps"].split(" / ")]
         assert abs(g2[0] / g2[1] - 2.0) < 0.25, (scheme, g2)
     assert raw.loc["ECN#", "short avg / TCN"] <= 0.9, raw
+
+
+def test_large_scale_web_search_high_load(tmp_path: Path):
+    # §5.3 reduced: 128-host leaf-spine, web search at 90 % (of the leaf uplinks), 1500 flows, 1 seed.
+    sch = {k: ecn_sharp.LARGE_SCHEMES[k] for k in ("DCTCP-RED-Tail", "ECN#", "ECN# (10 µs target)")}
+    n = ecn_sharp.large_scale("small", tmp_path, runner=SerialRunner(), loads=(0.9,), workloads=("web_search",),
+                              flows={"web_search": 1500}, schemes=sch).set_index("scheme")
+    for s in ("ECN#", "ECN# (10 µs target)"):
+        assert n.loc[s, "short avg"] < 1.0 and abs(n.loc[s, "overall avg"] - 1.0) <= 0.05, n
+    # Paper: short avg 0.77, p99 0.63 of Tail at 90 % load.
+    assert n.loc["ECN# (10 µs target)", "short avg"] <= 0.85 and n.loc["ECN# (10 µs target)", "short p99"] <= 0.85, n
