@@ -274,6 +274,13 @@ tagged_enum! {
             ins_target: TimeOrSize,
             pst_target: TimeOrSize,
             pst_interval: Dur,
+            /// Probabilistic instantaneous part for DCQCN (§3.5): with `ins_max` and `ins_pmax`, a
+            /// packet is marked with probability rising linearly from 0 at `ins_target` to `ins_pmax`
+            /// at `ins_max`, and always above `ins_max` (RED's ramp on the instantaneous signal).
+            #[serde(default)]
+            ins_max: Option<TimeOrSize>,
+            #[serde(default)]
+            ins_pmax: Option<f64>,
             #[serde(default)]
             signal: SharpSignal,
             #[serde(default)]
@@ -1083,9 +1090,28 @@ impl Scenario {
                         return Err(ConfigError::new(format!("{field}.interval"), "target and interval must be greater than zero"));
                     }
                 }
-                AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, signal, .. } => {
+                AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, ins_max, ins_pmax, signal, .. } => {
                     let want_time = signal == SharpSignal::Sojourn;
-                    for (k, v) in [("ins_target", ins_target), ("pst_target", pst_target)] {
+                    match (ins_max, ins_pmax) {
+                        (Some(_), None) | (None, Some(_)) => {
+                            return Err(ConfigError::new(
+                                format!("{field}.{}", if ins_max.is_some() { "ins_pmax" } else { "ins_max" }),
+                                "the probabilistic instantaneous part needs both ins_max and ins_pmax",
+                            ))
+                        }
+                        _ => {}
+                    }
+                    if let Some(p) = ins_pmax {
+                        if !(p > 0.0 && p <= 1.0) {
+                            return Err(ConfigError::new(format!("{field}.ins_pmax"), "must be a probability in (0, 1]"));
+                        }
+                    }
+                    let key = |v: &TimeOrSize| match v {
+                        TimeOrSize::Time(t) => *t,
+                        TimeOrSize::Size(s) => s.bytes(sw.mtu as u64),
+                    };
+                    let named = [("ins_target", Some(ins_target)), ("pst_target", Some(pst_target)), ("ins_max", ins_max)];
+                    for (k, v) in named.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))) {
                         match (want_time, v) {
                             (true, TimeOrSize::Size(_)) => {
                                 return Err(ConfigError::new(format!("{field}.{k}"), "with signal = \"sojourn\" this is a time, e.g. \"200us\""))
@@ -1097,6 +1123,11 @@ impl Scenario {
                                 return Err(ConfigError::new(format!("{field}.{k}"), "must be finite"))
                             }
                             _ => {}
+                        }
+                    }
+                    if let Some(m) = ins_max {
+                        if key(&m) <= key(&ins_target) {
+                            return Err(ConfigError::new(format!("{field}.ins_max"), "must be above ins_target"));
                         }
                     }
                     if pst_interval.0 == 0 {

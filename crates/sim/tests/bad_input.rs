@@ -227,6 +227,17 @@ fn sojourn_aqms_check_their_units_and_names() {
     ));
     assert_eq!(f, "switch.aqm.mode");
     assert!(m.contains("ecn") && m.contains("drop"), "{m}");
+    let sharp = |extra: &str| {
+        replaced(
+            "aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }",
+            &format!("aqm = {{ kind = \"ecn_sharp\", ins_target = \"100us\", pst_target = \"85us\", pst_interval = \"200us\", {extra} }}"),
+        )
+    };
+    Sim::from_toml(&sharp("ins_max = \"300us\", ins_pmax = 0.2")).unwrap();
+    assert_eq!(err(&sharp("ins_max = \"300us\"")).0, "switch.aqm.ins_pmax");
+    assert_eq!(err(&sharp("ins_max = \"50us\", ins_pmax = 0.2")).0, "switch.aqm.ins_max");
+    assert_eq!(err(&sharp("ins_max = \"300us\", ins_pmax = 1.5")).0, "switch.aqm.ins_pmax");
+    assert_eq!(err(&sharp("ins_max = \"300KB\", ins_pmax = 0.2")).0, "switch.aqm.ins_max");
     let (f, _) = err(&replaced("aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }", "aqm = { kind = \"tcn\", threshold = \"65KB\" }"));
     assert_eq!(f, "switch.aqm.threshold");
     for ok in [

@@ -14,6 +14,7 @@
 
 use super::{QueueCtx, Verdict};
 use crate::units::Time;
+use crate::rng::{self, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Signal {
@@ -45,6 +46,9 @@ pub struct Params {
     /// Persistent target: ps (sojourn) or bytes (queue).
     pub pst_target: u64,
     pub pst_interval: Time,
+    /// Probabilistic instantaneous marking (DCQCN, §3.5): (ins_max, pmax); `None`: the cut-off at
+    /// `ins_target`.
+    pub ins_ramp: Option<(u64, f64)>,
     pub signal: Signal,
     pub control_law: ControlLaw,
     pub division: Division,
@@ -179,7 +183,7 @@ impl EcnSharp {
     }
 
     #[inline]
-    pub fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time) -> Verdict {
+    pub fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
         let value = match self.params.signal {
             Signal::Sojourn => sojourn,
             Signal::Queue => ctx.queue_bytes,
@@ -187,7 +191,14 @@ impl EcnSharp {
         let now = self.clock(ctx.now);
         // Both parts run on every packet: the persistent state must see every sojourn time.
         let persistent = self.should_persistent_mark(value, now);
-        let instantaneous = value > self.params.ins_target;
+        let instantaneous = match self.params.ins_ramp {
+            None => value > self.params.ins_target,
+            Some((max, pmax)) => {
+                value > max
+                    || (value > self.params.ins_target
+                        && rng::unit(rng) < pmax * (value - self.params.ins_target) as f64 / (max - self.params.ins_target) as f64)
+            }
+        };
         if instantaneous {
             self.stats.instantaneous_marks += 1;
         } else if persistent {
@@ -239,6 +250,7 @@ mod tests {
             ins_target: 200 * US,
             pst_target: 85 * US,
             pst_interval: 200 * US,
+            ins_ramp: None,
             signal: Signal::Sojourn,
             control_law: law,
             division: Division::Exact,
@@ -251,7 +263,7 @@ mod tests {
 
     /// Feed (time, sojourn) pairs; return the times of marked packets.
     fn marks(a: &mut EcnSharp, seq: &[(Time, Time)]) -> Vec<Time> {
-        seq.iter().filter(|&&(t, s)| a.on_dequeue(&ctx(t), s) == Verdict::Mark).map(|&(t, _)| t).collect()
+        seq.iter().filter(|&&(t, s)| a.on_dequeue(&ctx(t), s, &mut crate::rng::stream(1, "t", 0)) == Verdict::Mark).map(|&(t, _)| t).collect()
     }
 
     #[test]
@@ -335,18 +347,19 @@ mod tests {
             ins_target: 200_000,
             pst_target: 30_000,
             pst_interval: 100 * US,
+            ins_ramp: None,
             signal: Signal::Queue,
             control_law: ControlLaw::Linear,
             division: Division::Exact,
         });
         let mut c = ctx(0);
         c.queue_bytes = 250_000;
-        assert_eq!(a.on_dequeue(&c, 0), Verdict::Mark);
+        assert_eq!(a.on_dequeue(&c, 0, &mut crate::rng::stream(1, "t", 0)), Verdict::Mark);
         c.queue_bytes = 50_000;
         let mut first = None;
         for k in 1..40u64 {
             c.now = k * 10 * US;
-            if a.on_dequeue(&c, 0) == Verdict::Mark && first.is_none() {
+            if a.on_dequeue(&c, 0, &mut crate::rng::stream(1, "t", 0)) == Verdict::Mark && first.is_none() {
                 first = Some(c.now);
             }
         }
@@ -381,5 +394,28 @@ mod tests {
         assert!(t2 > t1);
         // Two packets within the same 1.024 µs tick are not a wrap.
         assert_eq!(a.clock(4_400_000_000_100), t2);
+    }
+
+    #[test]
+    fn probabilistic_instantaneous_ramp_for_dcqcn() {
+        // ins_target 100 µs (kmin), ins_max 300 µs (kmax), pmax 0.5; persistent part out of reach.
+        let mut a = EcnSharp::new(Params {
+            ins_target: 100 * US,
+            pst_target: 10_000 * US,
+            pst_interval: 200 * US,
+            ins_ramp: Some((300 * US, 0.5)),
+            signal: Signal::Sojourn,
+            control_law: ControlLaw::Linear,
+            division: Division::Exact,
+        });
+        let mut rng = crate::rng::stream(7, "ramp", 0);
+        let mut frac = |soj: Time| {
+            let n = 20_000;
+            (0..n).filter(|&k| a.on_dequeue(&ctx(k as Time), soj, &mut rng) == Verdict::Mark).count() as f64 / n as f64
+        };
+        assert_eq!(frac(100 * US), 0.0, "never at or below ins_target");
+        assert!((frac(200 * US) - 0.25).abs() < 0.015, "half-way up the ramp: pmax / 2");
+        assert!((frac(300 * US) - 0.5).abs() < 0.015, "pmax at ins_max");
+        assert_eq!(frac(300 * US + 1), 1.0, "always above ins_max");
     }
 }

@@ -67,7 +67,7 @@ impl Aqm {
                     CodelMode::Ecn => codel::Mode::Ecn,
                 },
             })),
-            AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, signal, control_law, division, .. } => {
+            AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, ins_max, ins_pmax, signal, control_law, division, .. } => {
                 let v = |x: &TimeOrSize| match x {
                     TimeOrSize::Time(t) => *t,
                     TimeOrSize::Size(s) => s.bytes(mtu),
@@ -76,6 +76,10 @@ impl Aqm {
                     ins_target: v(ins_target),
                     pst_target: v(pst_target),
                     pst_interval: pst_interval.0,
+                    ins_ramp: match (ins_max, ins_pmax) {
+                        (Some(m), Some(p)) => Some((v(m), *p)),
+                        _ => None,
+                    },
                     signal: match signal {
                         SharpSignal::Sojourn => ecn_sharp::Signal::Sojourn,
                         SharpSignal::Queue => ecn_sharp::Signal::Queue,
@@ -128,7 +132,7 @@ impl Aqm {
             Aqm::Red(a) => a.on_dequeue(ctx, rng),
             Aqm::Tcn(a) => a.on_dequeue(sojourn),
             Aqm::Codel(a) => a.on_dequeue(ctx, sojourn),
-            Aqm::EcnSharp(a) => a.on_dequeue(ctx, sojourn),
+            Aqm::EcnSharp(a) => a.on_dequeue(ctx, sojourn, rng),
         }
     }
 
