@@ -79,13 +79,17 @@ def parse_grid(spec: str) -> tuple[str, list[Any]]:
     return key.strip(), values
 
 
-def _run_one(job: tuple[dict, str | None, str]) -> dict:
+def cached_result(job: tuple[dict, str | None, str]):
+    """The records of (scenario, base_dir, cache_dir): run and saved there unless already present."""
     scenario, base_dir, cache_dir = job
     d = Path(cache_dir)
     if not (d / "meta.json").exists():
-        r = run(scenario, base_dir=base_dir)
-        r.save(d)
-    r = load(d)
+        run(scenario, base_dir=base_dir).save(d)
+    return load(d)
+
+
+def _run_one(job: tuple[dict, str | None, str]) -> dict:
+    r = cached_result(job)
     s = summary(r)
     row = {f"{b}:{c}": s.loc[b, c] for b in s.index for c in STATS}
     row["unfinished"] = int(s.loc["all", "unfinished"])

@@ -13,8 +13,9 @@ from typing import Callable
 
 import pandas as pd
 
+from ..results import load as load_result
 from ..scenario import load as load_scenario, override, scenario_hash
-from ..sweep import ProcessRunner, Runner, _run_one
+from ..sweep import ProcessRunner, Runner, _run_one, cached_result
 
 ROOT = Path(__file__).resolve().parents[3]
 EXP = ROOT / "experiments" / "ecn_sharp"
@@ -87,14 +88,23 @@ def run_jobs(jobs: list[tuple[dict, dict]], out: Path, runner: Runner | None = N
     return pd.DataFrame([lab | row for (_, lab), row in zip(jobs, rows)])
 
 
-def _cached(job: tuple[dict, str, str]):
-    from ..results import load, run
 
-    sc, base_dir, cache = job
-    d = Path(cache)
-    if not (d / "meta.json").exists():
-        run(sc, base_dir=base_dir).save(d)
-    return load(d)
+def _plt():
+    """pyplot on the file-only backend (imported when a figure is drawn, not with the module)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _savefig(fig, out: Path, stem: str) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    p = out / f"{stem}.png"
+    fig.savefig(p, dpi=100, bbox_inches="tight")
+    _plt().close(fig)
+    return p
 
 
 def normalise(df: pd.DataFrame, keys=("workload", "variation", "load", "seed"), ref: str = "DCTCP-RED-Tail") -> pd.DataFrame:
@@ -117,7 +127,7 @@ def rtt_params(variation: str, out: str | Path, flows: int = 3000) -> dict:
     base = override(load_scenario(EXP / "testbed.toml"), {"traffic.0.load": 0.5, "traffic.0.flows": flows,
                     "switch.aqm": {"kind": "dctcp_red", "threshold": "50KB"},
                     "host.extra_delay.path": f"../../data/rtt/extra_delay_{variation}.txt"})
-    r = _cached((base, str(EXP), str(Path(out) / "runs" / scenario_hash(base))))
+    r = cached_result((base, str(EXP), str(Path(out) / "runs" / scenario_hash(base))))
     ta, rt = tail_avg(r, "10Gbps"), ecn_sharp_rule_of_thumb(r)
     return {"tail_kb": round(ta["tail"] / 1000), "avg_kb": round(ta["avg"] / 1000),
             "p90_us": round(rt["ins_target_us"]), "mean_us": round(rt["pst_target_us"])}
@@ -163,13 +173,9 @@ def plot_normalised(norm: pd.DataFrame, out: str | Path, stem: str, title: str, 
     """One PNG per group of `by`: the four panels (overall avg, short avg, short p99, large avg) against
     load, normalised to `ref`, with the paper's reported points (workload, metric, scheme, load, value,
     …) as black stars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _plt()
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     paths = []
     for key, g in norm.groupby(list(by), sort=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -188,9 +194,7 @@ def plot_normalised(norm: pd.DataFrame, out: str | Path, stem: str, title: str, 
         axes[0].set_ylabel(f"FCT / {ref}")
         axes[0].legend(fontsize=7)
         fig.suptitle(f"{title}, " + ", ".join(str(k).replace("_", " ") for k in key))
-        p = out / f"{stem}_{'_'.join(str(k) for k in key)}.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
+        p = _savefig(fig, out, f"{stem}_{'_'.join(str(k) for k in key)}")
         paths.append(p)
     return paths
 
@@ -355,10 +359,7 @@ def motivation(scale: str = "small", out: str | Path = "results/ecn_sharp", runn
 
 
 def plot_motivation(fig2: pd.DataFrame, fig3: pd.DataFrame, out: str | Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _plt()
 
     out = Path(out)
     paths = []
@@ -374,9 +375,7 @@ def plot_motivation(fig2: pd.DataFrame, fig3: pd.DataFrame, out: str | Path) -> 
     axes[2].legend(fontsize=7)
     axes[0].set_ylabel("FCT / threshold 50 KB")
     fig.suptitle("motivation (Fig. 2): one instantaneous threshold, 3× RTT variation, web search 50 %")
-    p = out / "motivation_fig2.png"
-    fig.savefig(p, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    p = _savefig(fig, out, "motivation_fig2")
     paths.append(p)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     t = fig3[fig3["scheme"] == "Tail"]
@@ -393,9 +392,7 @@ def plot_motivation(fig2: pd.DataFrame, fig3: pd.DataFrame, out: str | Path) -> 
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle("motivation (Fig. 3): larger RTT variation, larger loss either way")
-    p = out / "motivation_fig3.png"
-    fig.savefig(p, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    p = _savefig(fig, out, "motivation_fig3")
     paths.append(p)
     return paths
 
@@ -438,7 +435,7 @@ def _goodputs(trace: pd.DataFrame) -> list[list[float]]:
 
 
 def _sched_stats(job) -> dict:
-    r = _cached(job)
+    r = cached_result(job)
     f = r.flows[r.flows["tag"] == "short"]
     row = {"short_avg_us": f["fct_us"].mean(), "short_p99_us": f["fct_us"].quantile(0.99),
            "short_unfinished": int((~f["finished"]).sum()), "cache": job[2]}
@@ -466,18 +463,13 @@ def scheduler(scale: str = "small", out: str | Path = "results/ecn_sharp", runne
 
 
 def plot_scheduler(raw: pd.DataFrame, out: str | Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ..results import load
+    plt = _plt()
 
     out = Path(out)
     first = raw[raw["seed"] == raw["seed"].min()]
     fig, axes = plt.subplots(1, len(first) + 1, figsize=(4.2 * (len(first) + 1), 3.2))
     for ax, (_, r) in zip(axes, first.iterrows()):
-        t = load(r["cache"]).flow_trace
+        t = load_result(r["cache"]).flow_trace
         for i, (_, g) in enumerate(t.groupby("flow_id", sort=True)):
             g = g.sort_values("time_us")
             rate = g["delivered_bytes"].diff() * 8 / (g["time_us"].diff() * 1e-6) / 1e9
@@ -495,9 +487,7 @@ def plot_scheduler(raw: pd.DataFrame, out: str | Path) -> list[Path]:
     axes[-1].set_title("short-flow FCT (µs); paper: ECN♯ avg 0.80 of TCN", fontsize=9)
     axes[-1].legend(fontsize=7)
     fig.suptitle("DWRR 2:1:1 (Fig. 20); paper goodputs 9.6 → 6.42/3.18 → 4.82/2.40/2.40 Gbps")
-    p = out / "scheduler.png"
-    fig.savefig(p, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    p = _savefig(fig, out, "scheduler")
     return [p]
 
 
@@ -608,7 +598,7 @@ PAPER_MICRO = {"standing": {"DCTCP-RED-Tail": 182, "ECN#": 8}, "drops_n100": {"C
 
 
 def _micro_stats(job) -> dict:
-    r = _cached(job)
+    r = cached_result(job)
     q, f = r.queues, r.flows
     before = q[(q["time_us"] >= MICRO_AT_US - 10_000) & (q["time_us"] < MICRO_AT_US)]
     after = q[q["time_us"] >= MICRO_AT_US]
@@ -660,21 +650,15 @@ MICRO_SCALES = {"small": MicroScale((25, 50, 75, 100, 125, 150, 175, 200), 1),
 def plot_microscopic(raw: pd.DataFrame, out: str | Path) -> list[Path]:
     """Fig. 16 (bottleneck queue around the N = 100 incast, one panel per scheme) and Fig. 17 (query FCT
     and drops against N)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ..results import load
+    plt = _plt()
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     paths = []
     one = raw[(raw["n"] == 100) & (raw["seed"] == raw["seed"].min())]
     if len(one):
         fig, axes = plt.subplots(1, len(one), figsize=(4.2 * len(one), 3.2), sharey=True)
         for ax, (_, r) in zip(list(axes) if len(one) > 1 else [axes], one.iterrows()):
-            q = load(r["cache"]).queues
+            q = load_result(r["cache"]).queues
             w = q[(q["time_us"] >= MICRO_AT_US - 2500) & (q["time_us"] < MICRO_AT_US + 2500)]
             ax.plot((w["time_us"] - MICRO_AT_US) / 1000, w["packets"], lw=0.8)
             paper = PAPER_MICRO["standing"].get(r["scheme"])
@@ -684,9 +668,7 @@ def plot_microscopic(raw: pd.DataFrame, out: str | Path) -> list[Path]:
             ax.grid(alpha=0.3)
         (axes[0] if len(one) > 1 else axes).set_ylabel("bottleneck queue (packets)")
         fig.suptitle("microscopic view, N = 100 query flows (Fig. 16)")
-        p = out / "microscopic_queue.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
+        p = _savefig(fig, out, "microscopic_queue")
         paths.append(p)
     g = raw.groupby(["scheme", "n"], sort=False)[["query_avg_us", "query_p99_us", "drops", "peak_pkts"]].mean().reset_index()
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.2))
@@ -699,8 +681,6 @@ def plot_microscopic(raw: pd.DataFrame, out: str | Path) -> list[Path]:
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     fig.suptitle("query incast (Fig. 17); paper: CoDel drops from N = 100 (125 packets), ECN♯ from N = 175")
-    p = out / "microscopic_queries.png"
-    fig.savefig(p, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    p = _savefig(fig, out, "microscopic_queries")
     paths.append(p)
     return paths
