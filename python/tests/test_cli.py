@@ -125,6 +125,8 @@ def test_validate_and_errors_are_one_line_exit_2(scenario: Path, tmp_path: Path)
         "no such host": (SMALL.replace('dst = 7', 'dst = 70'), "`traffic[0].dst`"),
         "missing CDF file": (SMALL.replace('"web_search"', '"no/such.cdf"'), "`traffic[0].sizes`"),
         "not TOML": ("x = [", "not valid TOML"),
+        "unknown trace tag": (SMALL.replace("[record]", '[record]\ntrace_tags = ["nope"]'), "`record.trace_tags[0]`"),
+        "empty sample window": (SMALL.replace("[record]", '[record]\nsample_from = "2ms"\nsample_until = "1ms"'), "`record.sample_until`"),
     }
     for what, (text, expect) in cases.items():
         p = tmp_path / "bad.toml"
@@ -143,6 +145,7 @@ def test_validate_and_errors_are_one_line_exit_2(scenario: Path, tmp_path: Path)
         (("summary", str(tmp_path)), "holds no results"),
         (("reproduce", "ecn_flat"), "unknown paper"),
         (("reproduce", "ecn_sharp", "--scale", "huge"), "`--scale`"),
+        (("reproduce", "ecn_sharp", "--only", "testbd"), "`--only`"),
     ):
         r = cli(*args)
         assert r.returncode == 2 and expect in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
