@@ -1,19 +1,21 @@
 //! dcnlab-sim: the Rust core of dcnlab, a packet-level simulator for datacenter congestion control.
 //!
-//! A scenario (TOML, see [`config::Scenario`]) is built into a [`sim::Sim`] and run to [`records::Records`].
+//! A scenario (TOML, see [`config::Scenario`]) is built into a [`Sim`] and run to [`records::Records`].
 //! Time is integer picoseconds; packets live in an arena; dispatch is by enums; every run is deterministic
-//! for a given scenario and seed.
+//! for a given scenario and seed. The folders are the model: `engine/` (time, events, the loop), `net/`
+//! (links, ports, switches), `host/` (hosts, NIC, vSwitch slot), `transport/` (TCP and its congestion
+//! controls), `aqm/`, `control/` (controllers), `workload/`, `records/`, `config/`; `sim/` composes them.
 
 pub mod aqm;
-pub mod cc;
 pub mod config;
-pub mod packet;
-pub mod queue;
+pub mod control;
+pub mod engine;
+pub mod host;
+pub mod net;
 pub mod records;
 pub mod rng;
 pub mod sim;
-pub mod tcp;
-pub mod topology;
+pub mod transport;
 pub mod units;
 pub mod workload;
 

@@ -6,12 +6,18 @@
 //! and it is sent. `ok_to_drop`: the sojourn time has stayed at or above `target` for at least `interval`
 //! (and more than one MTU is queued); the control law spaces actions by `interval / √count`.
 
-use super::{QueueCtx, Verdict};
+use super::{Hooks, NonEct, QueueCtx, Verdict};
+use crate::config::ConfigError;
+use crate::rng::Rng;
+use crate::units::Dur;
+use serde::Deserialize;
 use crate::units::Time;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
 pub enum Mode {
     Drop,
+    #[default]
     Ecn,
 }
 
@@ -161,13 +167,52 @@ impl Codel {
     }
 }
 
+impl Hooks for Codel {
+    #[inline]
+    fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, _rng: &mut Rng) -> Verdict {
+        Codel::on_dequeue(self, ctx, sojourn)
+    }
+    #[inline]
+    fn on_idle(&mut self) {
+        Codel::on_idle(self)
+    }
+}
+
+/// `aqm = { kind = "codel", target, interval, mode = "ecn"|"drop", non_ect }`. Drop-capable: by default
+/// it drops what it cannot mark.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    pub target: Dur,
+    pub interval: Dur,
+    #[serde(default)]
+    pub mode: Mode,
+    #[serde(default)]
+    pub non_ect: Option<NonEct>,
+}
+
+impl Cfg {
+    pub fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
+        if self.target.0 == 0 || self.interval.0 == 0 {
+            return Err(ConfigError::new(format!("{field}.interval"), "target and interval must be greater than zero"));
+        }
+        Ok(())
+    }
+    pub fn build(&self, _mtu: u64) -> Codel {
+        Codel::new(Params { target: self.target.0, interval: self.interval.0, mode: self.mode })
+    }
+    pub fn non_ect(&self) -> NonEct {
+        self.non_ect.unwrap_or(NonEct::Drop)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::units::US;
 
     fn ctx(now: Time, q: u64) -> QueueCtx {
-        QueueCtx { now, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
+        QueueCtx { now, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500, paused: false }
     }
 
     fn codel(mode: Mode) -> Codel {

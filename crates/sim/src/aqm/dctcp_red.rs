@@ -2,7 +2,11 @@
 //! min_th = max_th = K, max_p = 1 — mark every ECT packet when the instantaneous queue exceeds K.
 //! Guidance: K > C·RTT/7.
 
-use super::{QueueCtx, Verdict};
+use super::{Hooks, MarkAt, NonEct, QueueCtx, Verdict};
+use crate::config::ConfigError;
+use crate::rng::Rng;
+use crate::units::{Bytes, Size, Time};
+use serde::Deserialize;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Params {
@@ -42,11 +46,46 @@ impl DctcpRed {
     }
 }
 
+impl Hooks for DctcpRed {
+    #[inline]
+    fn on_enqueue(&mut self, ctx: &QueueCtx, _rng: &mut Rng) -> Verdict {
+        DctcpRed::on_enqueue(self, ctx)
+    }
+    #[inline]
+    fn on_dequeue(&mut self, ctx: &QueueCtx, _sojourn: Time, _rng: &mut Rng) -> Verdict {
+        DctcpRed::on_dequeue(self, ctx)
+    }
+}
+
+/// `aqm = { kind = "dctcp_red", threshold, mark_at = "enqueue"|"dequeue", non_ect = "pass"|"drop" }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    /// K: mark when the queue exceeds it.
+    pub threshold: Bytes,
+    #[serde(default)]
+    pub non_ect: NonEct,
+    #[serde(default)]
+    pub mark_at: MarkAt,
+}
+
+impl Cfg {
+    pub fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
+        if self.threshold.0 == Size::Inf {
+            return Err(ConfigError::new(format!("{field}.threshold"), "must be a finite size"));
+        }
+        Ok(())
+    }
+    pub fn build(&self, mtu: u64) -> DctcpRed {
+        DctcpRed::new(Params { threshold: self.threshold.0.bytes(mtu), at_dequeue: self.mark_at == MarkAt::Dequeue })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     fn ctx(q: u64) -> QueueCtx {
-        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
+        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500, paused: false }
     }
     #[test]
     fn marks_strictly_above_k() {

@@ -12,28 +12,37 @@
 //! at dequeue, with the two targets in bytes. `division = "tofino"` reproduces the hardware prototype:
 //! Algorithm 2's emulated 32-bit clock in 1.024 µs units and Algorithm 3's 16-entry lookup-table division.
 
-use super::{QueueCtx, Verdict};
+use super::{Hooks, NonEct, QueueCtx, TimeOrSize, Verdict};
+use crate::config::ConfigError;
+use crate::units::{Dur, Size};
+use serde::Deserialize;
 use crate::units::Time;
 use crate::rng::{self, Rng};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// Sojourn time (ps).
+    #[default]
     Sojourn,
     /// Bytes in the queue after the departing packet.
     Queue,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
 pub enum ControlLaw {
     /// marking_next += pst_interval / marking_count (Algorithm 1).
+    #[default]
     Linear,
     /// marking_next = now + pst_interval / √count (the public ns-3 code).
     Sqrt,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
 pub enum Division {
+    #[default]
     Exact,
     /// Algorithms 2 and 3 of the paper.
     Tofino,
@@ -240,6 +249,94 @@ pub fn tofino_divide(interval: u64, n: u32) -> u64 {
     }
 }
 
+impl Hooks for EcnSharp {
+    #[inline]
+    fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
+        EcnSharp::on_dequeue(self, ctx, sojourn, rng)
+    }
+}
+
+/// `aqm = { kind = "ecn_sharp", ins_target, pst_target, pst_interval, … }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    pub ins_target: TimeOrSize,
+    pub pst_target: TimeOrSize,
+    pub pst_interval: Dur,
+    /// Probabilistic instantaneous part for DCQCN (§3.5): with `ins_max` and `ins_pmax`, a packet is
+    /// marked with probability rising linearly from 0 at `ins_target` to `ins_pmax` at `ins_max`, and
+    /// always above `ins_max` (RED's ramp on the instantaneous signal).
+    #[serde(default)]
+    pub ins_max: Option<TimeOrSize>,
+    #[serde(default)]
+    pub ins_pmax: Option<f64>,
+    #[serde(default)]
+    pub signal: Signal,
+    #[serde(default)]
+    pub control_law: ControlLaw,
+    #[serde(default)]
+    pub division: Division,
+    #[serde(default)]
+    pub non_ect: NonEct,
+}
+
+impl Cfg {
+    pub fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
+        let want_time = self.signal == Signal::Sojourn;
+        match (self.ins_max, self.ins_pmax) {
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ConfigError::new(
+                    format!("{field}.{}", if self.ins_max.is_some() { "ins_pmax" } else { "ins_max" }),
+                    "the probabilistic instantaneous part needs both ins_max and ins_pmax",
+                ))
+            }
+            _ => {}
+        }
+        if let Some(p) = self.ins_pmax {
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(ConfigError::new(format!("{field}.ins_pmax"), "must be a probability in (0, 1]"));
+            }
+        }
+        let named = [("ins_target", Some(self.ins_target)), ("pst_target", Some(self.pst_target)), ("ins_max", self.ins_max)];
+        for (k, v) in named.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))) {
+            match (want_time, v) {
+                (true, TimeOrSize::Size(_)) => {
+                    return Err(ConfigError::new(format!("{field}.{k}"), "with signal = \"sojourn\" this is a time, e.g. \"200us\""))
+                }
+                (false, TimeOrSize::Time(_)) => {
+                    return Err(ConfigError::new(format!("{field}.{k}"), "with signal = \"queue\" this is a size, e.g. \"100KB\""))
+                }
+                (_, TimeOrSize::Size(Size::Inf)) => return Err(ConfigError::new(format!("{field}.{k}"), "must be finite")),
+                _ => {}
+            }
+        }
+        if let Some(m) = self.ins_max {
+            if m.value(mtu) <= self.ins_target.value(mtu) {
+                return Err(ConfigError::new(format!("{field}.ins_max"), "must be above ins_target"));
+            }
+        }
+        if self.pst_interval.0 == 0 {
+            return Err(ConfigError::new(format!("{field}.pst_interval"), "must be greater than zero"));
+        }
+        Ok(())
+    }
+
+    pub fn build(&self, mtu: u64) -> EcnSharp {
+        EcnSharp::new(Params {
+            ins_target: self.ins_target.value(mtu),
+            pst_target: self.pst_target.value(mtu),
+            pst_interval: self.pst_interval.0,
+            ins_ramp: match (self.ins_max, self.ins_pmax) {
+                (Some(m), Some(p)) => Some((m.value(mtu), p)),
+                _ => None,
+            },
+            signal: self.signal,
+            control_law: self.control_law,
+            division: self.division,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,7 +355,7 @@ mod tests {
     }
 
     fn ctx(now: Time) -> QueueCtx {
-        QueueCtx { now, queue_bytes: 0, queue_pkts: 0, port_bytes: 0, port_rate: 10_000_000_000, mtu: 1500 }
+        QueueCtx { now, queue_bytes: 0, queue_pkts: 0, port_bytes: 0, port_rate: 10_000_000_000, mtu: 1500, paused: false }
     }
 
     /// Feed (time, sojourn) pairs; return the times of marked packets.

@@ -1,8 +1,12 @@
 //! Active queue management. An AQM may act when a packet is enqueued (RED family: instantaneous or averaged
 //! queue length) and when it is dequeued (sojourn-time AQMs). It answers pass / mark CE / drop; the port
 //! glue turns a mark on a Not-ECT packet into pass or drop per `non_ect`. Buffer-overflow drops are the
-//! buffer manager's, never the AQM's. Parameters may change at run time; a change applies to the next
-//! decision.
+//! buffer manager's, never the AQM's.
+//!
+//! Each AQM is one file holding its config (`Cfg`: keys, defaults, checks), its parameters, state and
+//! decision functions, and its [`Hooks`]; adding one is that file plus one line in [`AqmCfg`] and one in
+//! [`Aqm`]. Parameters may change at run time (a controller, or [`crate::Sim::aqm_mut`]); a change applies
+//! to the next decision and keeps the AQM's state.
 
 pub mod codel;
 pub mod dctcp_red;
@@ -11,9 +15,10 @@ pub mod ecn_sharp;
 pub mod red;
 pub mod tcn;
 
-use crate::config::{AqmCfg, CodelMode, ControlLawCfg, DivisionCfg, MarkAt, NonEct, SharpSignal, TimeOrSize};
+use crate::config::{kind_enum, ConfigError};
 use crate::rng::Rng;
-use crate::units::Time;
+use crate::units::{Size, Time};
+use serde::{de, Deserialize, Deserializer};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -23,7 +28,7 @@ pub enum Verdict {
 }
 
 /// What an AQM may see of its queue and port.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct QueueCtx {
     pub now: Time,
     /// Bytes held by this queue (at enqueue: before the arriving packet; at dequeue: after removing it).
@@ -32,8 +37,129 @@ pub struct QueueCtx {
     pub port_bytes: u64,
     pub port_rate: u64,
     pub mtu: u32,
+    /// This queue's priority is paused (PFC) or out of credits.
+    pub paused: bool,
 }
 
+/// Hooks of an AQM, all with no-op defaults: an algorithm overrides the ones it needs.
+pub trait Hooks {
+    /// A packet arrives; `ctx.queue_bytes` excludes it.
+    fn on_enqueue(&mut self, _ctx: &QueueCtx, _rng: &mut Rng) -> Verdict {
+        Verdict::Pass
+    }
+    /// A packet leaves after `sojourn`; `ctx.queue_bytes` excludes it.
+    fn on_dequeue(&mut self, _ctx: &QueueCtx, _sojourn: Time, _rng: &mut Rng) -> Verdict {
+        Verdict::Pass
+    }
+    /// The queue became empty.
+    fn on_empty(&mut self, _now: Time) {}
+    /// The port's link became free while every queue was empty.
+    fn on_idle(&mut self) {}
+    /// The queue's priority was paused (`true`) or resumed.
+    fn on_pause(&mut self, _now: Time, _paused: bool) {}
+    /// A controller's periodic tick reached this queue.
+    fn on_tick(&mut self, _now: Time) {}
+    /// The parameters were just changed.
+    fn on_params(&mut self, _now: Time) {}
+}
+
+/// What a marking AQM does with a packet it would mark but that is not ECN-capable.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum NonEct {
+    /// Forward it.
+    #[default]
+    Pass,
+    /// Drop it (what WRED-with-ECN switches do).
+    Drop,
+}
+
+/// Whether a queue-length AQM decides on the queue seen on arrival or the queue left behind at dequeue.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkAt {
+    #[default]
+    Enqueue,
+    Dequeue,
+}
+
+/// A threshold given as a time (`"200us"`) or a size (`"100KB"`, `"40pkt"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeOrSize {
+    Time(Time),
+    Size(Size),
+}
+
+impl TimeOrSize {
+    /// Picoseconds, or bytes.
+    pub fn value(&self, mtu: u64) -> u64 {
+        match self {
+            TimeOrSize::Time(t) => *t,
+            TimeOrSize::Size(s) => s.bytes(mtu),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TimeOrSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)
+            .map_err(|_| de::Error::custom("a time (\"200us\") or a size (\"100KB\") with its unit"))?;
+        if let Ok(t) = crate::units::parse_time(&s) {
+            return Ok(TimeOrSize::Time(t));
+        }
+        crate::units::parse_size(&s).map(TimeOrSize::Size).map_err(|_| {
+            de::Error::custom(format!("`{s}` is neither a time (ps, ns, us, ms, s) nor a size (B, KB, MB, KiB, pkt)"))
+        })
+    }
+}
+
+kind_enum! {
+    /// `switch.aqm`: one AQM kind with its keys (the registry of AQMs).
+    #[derive(Debug, Clone)]
+    pub enum AqmCfg {
+        Droptail = "droptail" (droptail::Cfg),
+        DctcpRed = "dctcp_red" (dctcp_red::Cfg),
+        Red = "red" (red::Cfg),
+        Tcn = "tcn" (tcn::Cfg),
+        Codel = "codel" (codel::Cfg),
+        EcnSharp = "ecn_sharp" (ecn_sharp::Cfg),
+    }
+}
+
+impl Default for AqmCfg {
+    fn default() -> Self {
+        AqmCfg::Droptail(droptail::Cfg {})
+    }
+}
+
+impl AqmCfg {
+    /// Check the keys; `field` is the table's path for errors.
+    pub fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
+        match self {
+            AqmCfg::Droptail(_) => Ok(()),
+            AqmCfg::DctcpRed(c) => c.validate(field, mtu),
+            AqmCfg::Red(c) => c.validate(field, mtu),
+            AqmCfg::Tcn(c) => c.validate(field, mtu),
+            AqmCfg::Codel(c) => c.validate(field, mtu),
+            AqmCfg::EcnSharp(c) => c.validate(field, mtu),
+        }
+    }
+
+    /// What the AQM does with a Not-ECT packet it would mark.
+    pub fn non_ect(&self) -> NonEct {
+        match self {
+            AqmCfg::Droptail(_) => NonEct::Pass,
+            AqmCfg::DctcpRed(c) => c.non_ect,
+            AqmCfg::Red(c) => c.non_ect(),
+            AqmCfg::Tcn(c) => c.non_ect,
+            AqmCfg::Codel(c) => c.non_ect(),
+            AqmCfg::EcnSharp(c) => c.non_ect,
+        }
+    }
+}
+
+/// Every AQM, by variant.
+#[derive(Debug)]
 pub enum Aqm {
     DropTail(droptail::DropTail),
     DctcpRed(dctcp_red::DctcpRed),
@@ -43,112 +169,101 @@ pub enum Aqm {
     EcnSharp(ecn_sharp::EcnSharp),
 }
 
+macro_rules! each {
+    ($self:expr, $a:ident => $e:expr) => {
+        match $self {
+            Aqm::DropTail($a) => $e,
+            Aqm::DctcpRed($a) => $e,
+            Aqm::Red($a) => $e,
+            Aqm::Tcn($a) => $e,
+            Aqm::Codel($a) => $e,
+            Aqm::EcnSharp($a) => $e,
+        }
+    };
+}
+
 impl Aqm {
     pub fn from_cfg(cfg: &AqmCfg, mtu: u64) -> Aqm {
         match cfg {
-            AqmCfg::Droptail {} => Aqm::DropTail(droptail::DropTail),
-            AqmCfg::DctcpRed { threshold, mark_at, .. } => Aqm::DctcpRed(dctcp_red::DctcpRed::new(dctcp_red::Params {
-                threshold: threshold.0.bytes(mtu),
-                at_dequeue: *mark_at == MarkAt::Dequeue,
-            })),
-            AqmCfg::Red { kmin, kmax, pmax, average, mark_at, .. } => Aqm::Red(red::Red::new(red::Params {
-                kmin: kmin.0.bytes(mtu),
-                kmax: kmax.0.bytes(mtu),
-                pmax: *pmax,
-                weight: *average,
-                at_dequeue: *mark_at == MarkAt::Dequeue,
-            })),
-            AqmCfg::Tcn { threshold, .. } => Aqm::Tcn(tcn::Tcn::new(tcn::Params { threshold: threshold.0 })),
-            AqmCfg::Codel { target, interval, mode, .. } => Aqm::Codel(codel::Codel::new(codel::Params {
-                target: target.0,
-                interval: interval.0,
-                mode: match mode {
-                    CodelMode::Drop => codel::Mode::Drop,
-                    CodelMode::Ecn => codel::Mode::Ecn,
-                },
-            })),
-            AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, ins_max, ins_pmax, signal, control_law, division, .. } => {
-                let v = |x: &TimeOrSize| match x {
-                    TimeOrSize::Time(t) => *t,
-                    TimeOrSize::Size(s) => s.bytes(mtu),
-                };
-                Aqm::EcnSharp(ecn_sharp::EcnSharp::new(ecn_sharp::Params {
-                    ins_target: v(ins_target),
-                    pst_target: v(pst_target),
-                    pst_interval: pst_interval.0,
-                    ins_ramp: match (ins_max, ins_pmax) {
-                        (Some(m), Some(p)) => Some((v(m), *p)),
-                        _ => None,
-                    },
-                    signal: match signal {
-                        SharpSignal::Sojourn => ecn_sharp::Signal::Sojourn,
-                        SharpSignal::Queue => ecn_sharp::Signal::Queue,
-                    },
-                    control_law: match control_law {
-                        ControlLawCfg::Linear => ecn_sharp::ControlLaw::Linear,
-                        ControlLawCfg::Sqrt => ecn_sharp::ControlLaw::Sqrt,
-                    },
-                    division: match division {
-                        DivisionCfg::Exact => ecn_sharp::Division::Exact,
-                        DivisionCfg::Tofino => ecn_sharp::Division::Tofino,
-                    },
-                }))
+            AqmCfg::Droptail(c) => Aqm::DropTail(c.build(mtu)),
+            AqmCfg::DctcpRed(c) => Aqm::DctcpRed(c.build(mtu)),
+            AqmCfg::Red(c) => Aqm::Red(c.build(mtu)),
+            AqmCfg::Tcn(c) => Aqm::Tcn(c.build(mtu)),
+            AqmCfg::Codel(c) => Aqm::Codel(c.build(mtu)),
+            AqmCfg::EcnSharp(c) => Aqm::EcnSharp(c.build(mtu)),
+        }
+    }
+
+    /// The `kind` of this AQM.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Aqm::DropTail(_) => "droptail",
+            Aqm::DctcpRed(_) => "dctcp_red",
+            Aqm::Red(_) => "red",
+            Aqm::Tcn(_) => "tcn",
+            Aqm::Codel(_) => "codel",
+            Aqm::EcnSharp(_) => "ecn_sharp",
+        }
+    }
+
+    /// Take the parameters of `cfg` (of this AQM's kind), keeping the running state.
+    pub fn set_params(&mut self, cfg: &AqmCfg, mtu: u64, now: Time) -> Result<(), String> {
+        match (&mut *self, Aqm::from_cfg(cfg, mtu)) {
+            (Aqm::DropTail(_), Aqm::DropTail(_)) => {}
+            (Aqm::DctcpRed(a), Aqm::DctcpRed(b)) => a.params = b.params,
+            (Aqm::Red(a), Aqm::Red(b)) => a.params = b.params,
+            (Aqm::Tcn(a), Aqm::Tcn(b)) => a.params = b.params,
+            (Aqm::Codel(a), Aqm::Codel(b)) => a.params = b.params,
+            (Aqm::EcnSharp(a), Aqm::EcnSharp(b)) => a.params = b.params,
+            (_, b) => {
+                return Err(format!(
+                    "the queue runs `{}`; a parameter change must keep the kind, not `{}`",
+                    self.kind(),
+                    b.kind()
+                ))
             }
         }
+        self.on_params(now);
+        Ok(())
     }
 
-    /// What a marking AQM does with a Not-ECT packet it would mark.
-    pub fn non_ect(cfg: &AqmCfg) -> NonEct {
-        match cfg {
-            AqmCfg::Droptail {} => NonEct::Pass,
-            AqmCfg::DctcpRed { non_ect, .. } => *non_ect,
-            // RED is drop-capable: by default it drops what it cannot mark (aqm.md, common conventions).
-            AqmCfg::Red { non_ect, .. } => non_ect.unwrap_or(NonEct::Drop),
-            AqmCfg::Codel { non_ect, .. } => non_ect.unwrap_or(NonEct::Drop),
-            AqmCfg::Tcn { non_ect, .. } | AqmCfg::EcnSharp { non_ect, .. } => *non_ect,
-        }
-    }
-
-    #[inline]
-    pub fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+    /// The parameters, as text (controller records).
+    pub fn describe(&self) -> String {
         match self {
-            Aqm::DropTail(_) => Verdict::Pass,
-            Aqm::DctcpRed(a) => a.on_enqueue(ctx),
-            Aqm::Red(a) => a.on_enqueue(ctx, rng),
-            Aqm::Tcn(_) | Aqm::Codel(_) | Aqm::EcnSharp(_) => Verdict::Pass,
+            Aqm::DropTail(_) => "droptail".into(),
+            Aqm::DctcpRed(a) => format!("dctcp_red {:?}", a.params),
+            Aqm::Red(a) => format!("red {:?}", a.params),
+            Aqm::Tcn(a) => format!("tcn {:?}", a.params),
+            Aqm::Codel(a) => format!("codel {:?}", a.params),
+            Aqm::EcnSharp(a) => format!("ecn_sharp {:?}", a.params),
         }
     }
+}
 
+impl Hooks for Aqm {
     #[inline]
-    pub fn on_enqueue_any(&self) -> bool {
-        matches!(self, Aqm::DctcpRed(_) | Aqm::Red(_))
+    fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+        each!(self, a => Hooks::on_enqueue(a, ctx, rng))
     }
-
     #[inline]
-    pub fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
-        match self {
-            Aqm::DropTail(_) => Verdict::Pass,
-            Aqm::DctcpRed(a) => a.on_dequeue(ctx),
-            Aqm::Red(a) => a.on_dequeue(ctx, rng),
-            Aqm::Tcn(a) => a.on_dequeue(sojourn),
-            Aqm::Codel(a) => a.on_dequeue(ctx, sojourn),
-            Aqm::EcnSharp(a) => a.on_dequeue(ctx, sojourn, rng),
-        }
+    fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
+        each!(self, a => Hooks::on_dequeue(a, ctx, sojourn, rng))
     }
-
-    /// The port's link became free while every queue was empty.
     #[inline]
-    pub fn on_idle(&mut self) {
-        if let Aqm::Codel(a) = self {
-            a.on_idle()
-        }
+    fn on_empty(&mut self, now: Time) {
+        each!(self, a => Hooks::on_empty(a, now))
     }
-
-    /// Called when the queue becomes empty (RED's idle-time decay).
     #[inline]
-    pub fn on_empty(&mut self, now: Time) {
-        if let Aqm::Red(a) = self {
-            a.on_empty(now)
-        }
+    fn on_idle(&mut self) {
+        each!(self, a => Hooks::on_idle(a))
+    }
+    fn on_pause(&mut self, now: Time, paused: bool) {
+        each!(self, a => Hooks::on_pause(a, now, paused))
+    }
+    fn on_tick(&mut self, now: Time) {
+        each!(self, a => Hooks::on_tick(a, now))
+    }
+    fn on_params(&mut self, now: Time) {
+        each!(self, a => Hooks::on_params(a, now))
     }
 }

@@ -4,7 +4,10 @@
 //! Jacobson's EWMA avg ← (1 − w)·avg + w·q, decayed over idle periods by (1 − w)^m with m the packets the
 //! link could have sent while idle.
 
-use super::{QueueCtx, Verdict};
+use super::{Hooks, MarkAt, NonEct, QueueCtx, Verdict};
+use crate::config::ConfigError;
+use crate::units::{Bytes, Size};
+use serde::Deserialize;
 use crate::rng::{self, Rng};
 use crate::units::{Time, SEC};
 
@@ -100,11 +103,73 @@ impl Red {
     }
 }
 
+impl Hooks for Red {
+    #[inline]
+    fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+        Red::on_enqueue(self, ctx, rng)
+    }
+    #[inline]
+    fn on_dequeue(&mut self, ctx: &QueueCtx, _sojourn: Time, rng: &mut Rng) -> Verdict {
+        Red::on_dequeue(self, ctx, rng)
+    }
+    #[inline]
+    fn on_empty(&mut self, now: Time) {
+        Red::on_empty(self, now)
+    }
+}
+
+/// `aqm = { kind = "red", kmin, kmax, pmax, average, mark_at, non_ect }`: with `average` (the EWMA
+/// weight) on the averaged queue, else on the instantaneous queue. RED is drop-capable: by default it
+/// drops what it cannot mark (`non_ect = "drop"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    pub kmin: Bytes,
+    pub kmax: Bytes,
+    pub pmax: f64,
+    #[serde(default)]
+    pub average: Option<f64>,
+    #[serde(default)]
+    pub non_ect: Option<NonEct>,
+    #[serde(default)]
+    pub mark_at: MarkAt,
+}
+
+impl Cfg {
+    pub fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
+        let (a, b) = (self.kmin.0.bytes(mtu), self.kmax.0.bytes(mtu));
+        if self.kmin.0 == Size::Inf || self.kmax.0 == Size::Inf || b < a {
+            return Err(ConfigError::new(format!("{field}.kmax"), "kmin ≤ kmax, both finite"));
+        }
+        if !(0.0..=1.0).contains(&self.pmax) {
+            return Err(ConfigError::new(format!("{field}.pmax"), "must be a probability in [0, 1]"));
+        }
+        if let Some(w) = self.average {
+            if !(w > 0.0 && w <= 1.0) {
+                return Err(ConfigError::new(format!("{field}.average"), "EWMA weight must be in (0, 1]"));
+            }
+        }
+        Ok(())
+    }
+    pub fn build(&self, mtu: u64) -> Red {
+        Red::new(Params {
+            kmin: self.kmin.0.bytes(mtu),
+            kmax: self.kmax.0.bytes(mtu),
+            pmax: self.pmax,
+            weight: self.average,
+            at_dequeue: self.mark_at == MarkAt::Dequeue,
+        })
+    }
+    pub fn non_ect(&self) -> NonEct {
+        self.non_ect.unwrap_or(NonEct::Drop)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     fn ctx(q: u64) -> QueueCtx {
-        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
+        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500, paused: false }
     }
     #[test]
     fn curve() {

@@ -2,7 +2,11 @@
 //! the packet's sojourn time exceeds a threshold T = λ·RTT — the time form of DCTCP's K = λ·C·RTT. It
 //! keeps no state beyond the enqueue timestamp, so it works per queue under any scheduler.
 
-use super::Verdict;
+use super::{Hooks, NonEct, QueueCtx, Verdict};
+use crate::config::ConfigError;
+use crate::rng::Rng;
+use crate::units::Dur;
+use serde::Deserialize;
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +31,34 @@ impl Tcn {
         } else {
             Verdict::Pass
         }
+    }
+}
+
+impl Hooks for Tcn {
+    #[inline]
+    fn on_dequeue(&mut self, _ctx: &QueueCtx, sojourn: Time, _rng: &mut Rng) -> Verdict {
+        Tcn::on_dequeue(self, sojourn)
+    }
+}
+
+/// `aqm = { kind = "tcn", threshold, non_ect }`: `threshold` is a time.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    pub threshold: Dur,
+    #[serde(default)]
+    pub non_ect: NonEct,
+}
+
+impl Cfg {
+    pub fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
+        if self.threshold.0 == 0 {
+            return Err(ConfigError::new(format!("{field}.threshold"), "must be greater than zero"));
+        }
+        Ok(())
+    }
+    pub fn build(&self, _mtu: u64) -> Tcn {
+        Tcn::new(Params { threshold: self.threshold.0 })
     }
 }
 

@@ -3,7 +3,7 @@
 //! on ECN-Echo, at most once per window: cwnd ← max(cwnd·(1 − alpha/2), 2·MSS). alpha₀ = 1 (Linux).
 //! Loss reactions and window growth are Reno's.
 
-use super::Window;
+use super::{AckInfo, Window};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Dctcp {
@@ -20,11 +20,9 @@ impl Dctcp {
     }
 
     #[inline]
-    pub fn on_ack(&mut self, w: &Window, newly_acked: u64, ece: bool) {
-        self.acked_bytes += newly_acked;
-        if ece {
-            self.ecn_bytes += newly_acked;
-        }
+    pub fn on_ack(&mut self, w: &Window, ack: &AckInfo) {
+        self.acked_bytes += ack.acked;
+        self.ecn_bytes += ack.marked;
         if w.snd_una >= self.window_end {
             let f = self.ecn_bytes as f64 / self.acked_bytes.max(1) as f64;
             // alpha ← (1 − g)·alpha + g·F   (DCTCP paper eq. 1)
@@ -45,6 +43,9 @@ impl Dctcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    fn info(acked: u64, ece: bool) -> AckInfo {
+        AckInfo { now: 0, acked, marked: if ece { acked } else { 0 }, ece, rtt: Default::default() }
+    }
     #[test]
     fn alpha_converges_to_mark_fraction() {
         let mss = 1000.0;
@@ -55,7 +56,7 @@ mod tests {
             for k in 0..10 {
                 w.snd_una += 1000;
                 w.snd_nxt = w.snd_una + 10_000;
-                d.on_ack(&w, 1000, k < 3);
+                d.on_ack(&w, &info(1000, k < 3));
             }
         }
         assert!((d.alpha - 0.3).abs() < 0.01, "{}", d.alpha);
@@ -68,7 +69,7 @@ mod tests {
         let mut d = Dctcp::new(1.0 / 16.0, 4000);
         for k in 0..4 {
             w.snd_una += 1000;
-            d.on_ack(&w, 1000, k == 0);
+            d.on_ack(&w, &info(1000, k == 0));
         }
         // F = 1/4: alpha = 15/16·1 + 1/16·1/4
         assert!((d.alpha - (15.0 / 16.0 + 1.0 / 64.0)).abs() < 1e-12);

@@ -1,11 +1,30 @@
 //! Congestion controls, one file each behind one enum (the shape of smoltcp's `congestion` module): a new
-//! algorithm is one file, one variant and one config name. Hooks the algorithm does not need keep the
-//! Reno behaviour written in this file.
+//! algorithm is one file, one variant and one name in [`CcName`]. Hooks the algorithm does not need keep
+//! the Reno behaviour written in this file. Every hook that reacts to an ACK gets an [`AckInfo`]: the
+//! time, the bytes it acknowledged and how many of them were ECN-marked, and the RTT samples.
 
 pub mod dctcp;
 pub mod reno;
 
-use crate::config::CcName;
+use crate::units::Time;
+use serde::Deserialize;
+
+/// `cc = "…"` of a TCP transport.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CcName {
+    Reno,
+    Dctcp,
+}
+
+impl CcName {
+    pub fn name(self) -> &'static str {
+        match self {
+            CcName::Reno => "reno",
+            CcName::Dctcp => "dctcp",
+        }
+    }
+}
 
 /// The window state a congestion control may read and change (bytes).
 #[derive(Clone, Copy, Debug)]
@@ -29,6 +48,28 @@ impl Window {
     }
 }
 
+/// RTT estimates at the sender (ps): the sample this ACK gave (0 when it gave none), the smoothed RTT of
+/// RFC 6298 and the smallest sample of the connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rtt {
+    pub latest: Time,
+    pub srtt: Time,
+    pub min: Time,
+}
+
+/// What one ACK tells the congestion control.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo {
+    pub now: Time,
+    /// Bytes newly acknowledged (0 for a duplicate ACK).
+    pub acked: u64,
+    /// Of those, bytes the receiver reported as CE-marked (all of them when the ACK carries ECN-Echo).
+    pub marked: u64,
+    /// The ACK carried ECN-Echo.
+    pub ece: bool,
+    pub rtt: Rtt,
+}
+
 pub enum CongestionControl {
     Reno(reno::Reno),
     Dctcp(dctcp::Dctcp),
@@ -43,26 +84,25 @@ impl CongestionControl {
     }
 
     /// Every ACK, before any reaction: accounting (DCTCP's marked-byte fraction and alpha).
-    /// `ece`: the ACK carried ECN-Echo.
     #[inline]
-    pub fn on_ack(&mut self, w: &Window, newly_acked: u64, ece: bool) {
+    pub fn on_ack(&mut self, w: &Window, ack: &AckInfo) {
         match self {
             CongestionControl::Reno(_) => {}
-            CongestionControl::Dctcp(d) => d.on_ack(w, newly_acked, ece),
+            CongestionControl::Dctcp(d) => d.on_ack(w, ack),
         }
     }
 
     /// Window growth on an ACK that advanced snd_una outside recovery and caused no reduction.
     #[inline]
-    pub fn increase(&mut self, w: &mut Window, newly_acked: u64) {
+    pub fn increase(&mut self, w: &mut Window, ack: &AckInfo) {
         match self {
-            CongestionControl::Reno(_) | CongestionControl::Dctcp(_) => w.reno_increase(newly_acked),
+            CongestionControl::Reno(_) | CongestionControl::Dctcp(_) => w.reno_increase(ack.acked),
         }
     }
 
     /// New ssthresh on an ECN-Echo (once per window).
     #[inline]
-    pub fn ssthresh_on_ece(&mut self, w: &Window) -> f64 {
+    pub fn ssthresh_on_ece(&mut self, w: &Window, _now: Time) -> f64 {
         match self {
             CongestionControl::Reno(_) => reno::Reno::ssthresh_on_loss(w, w.cwnd),
             CongestionControl::Dctcp(d) => d.ssthresh_on_ece(w),
@@ -71,7 +111,7 @@ impl CongestionControl {
 
     /// New ssthresh on loss (fast retransmit or timeout), given the flight size.
     #[inline]
-    pub fn ssthresh_on_loss(&mut self, w: &Window, flight: f64) -> f64 {
+    pub fn ssthresh_on_loss(&mut self, w: &Window, flight: f64, _now: Time) -> f64 {
         match self {
             CongestionControl::Reno(_) | CongestionControl::Dctcp(_) => reno::Reno::ssthresh_on_loss(w, flight),
         }

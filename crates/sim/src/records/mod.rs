@@ -1,5 +1,8 @@
 //! Records: the tables of `conventions.md` (flows, queues, links, flow_trace), drop counts by reason and
-//! run metadata. Times are kept in picoseconds here and written as microseconds (`*_us`).
+//! run metadata. Times are kept in picoseconds here and written as microseconds (`*_us`). `Recorder` is
+//! what a run samples and when; the sampling itself is in `sim/sample.rs`.
+
+mod ideal;
 
 use crate::units::{Time, US};
 use serde::Serialize;
@@ -13,6 +16,8 @@ pub struct FlowRow {
     /// Payload bytes; `u64::MAX` for long-lived flows.
     pub size: u64,
     pub tag: u16,
+    /// Index into `Meta::transports`.
+    pub transport: u16,
     pub start: Time,
     pub finish: Option<Time>,
     pub ideal_fct: Time,
@@ -76,11 +81,13 @@ pub struct Drops {
     pub aqm: u64,
     /// Random link loss.
     pub link_loss: u64,
+    /// Dropped by a host's vSwitch.
+    pub vswitch: u64,
 }
 
 impl Drops {
     pub fn total(&self) -> u64 {
-        self.buffer + self.port_buffer + self.aqm + self.link_loss
+        self.buffer + self.port_buffer + self.aqm + self.link_loss + self.vswitch
     }
 }
 
@@ -125,7 +132,38 @@ pub struct Meta {
     pub marks: u64,
     pub stop_reason: String,
     pub tags: Vec<String>,
+    /// Label of every transport of the run (`flows.transport` indexes it), e.g. `tcp:dctcp`.
+    pub transports: Vec<String>,
     pub node_names: Vec<String>,
+}
+
+/// What a run records and when (from `[record]`).
+#[derive(Default)]
+pub struct Recorder {
+    pub tags: crate::workload::Tags,
+    pub sample_ports: Vec<u32>,
+    pub sample_interval: Option<Time>,
+    pub link_interval: Option<Time>,
+    pub sample_until: Time,
+    /// Link samples count bytes since the previous one; the first (at `sample_from` > 0) only resets.
+    pub link_primed: bool,
+    /// Keep only the N busiest sampled ports (`record.queues = "busiest"`).
+    pub busiest: Option<usize>,
+    pub queue_stream: Option<std::io::BufWriter<std::fs::File>>,
+    pub trace_flows: Vec<u32>,
+    pub trace_tags: Vec<u16>,
+    pub trace_interval: Time,
+}
+
+/// One parameter change a controller made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ControlRow {
+    pub time: Time,
+    pub node: u32,
+    pub port: u32,
+    pub queue: u32,
+    /// The AQM's parameters after the change.
+    pub action: String,
 }
 
 #[derive(Default)]
@@ -134,6 +172,7 @@ pub struct Records {
     pub queues: Vec<QueueRow>,
     pub links: Vec<LinkRow>,
     pub flow_trace: Vec<TraceRow>,
+    pub controller_steps: Vec<ControlRow>,
     pub meta: Meta,
 }
 

@@ -2,7 +2,7 @@
 //! flow files. Traffic draws only from its own random streams, so two runs that differ in AQM or transport
 //! see identical flows.
 
-use crate::config::{ConfigError, FlowFileFormat, HostSet, LoadReference, Traffic};
+use crate::config::{ConfigError, FlowFileFormat, HostSet, LoadReference, Traffic, TrafficKind};
 use crate::rng::{self, Rng};
 use crate::units::{parse_size, parse_time, Time};
 use rand::Rng as _;
@@ -15,11 +15,11 @@ pub struct Cdf {
 }
 
 pub const BUILTIN_CDFS: &[(&str, &str)] = &[
-    ("web_search", include_str!("../../../data/cdf/web_search.txt")),
-    ("data_mining", include_str!("../../../data/cdf/data_mining.txt")),
-    ("hadoop", include_str!("../../../data/cdf/hadoop.txt")),
-    ("storage", include_str!("../../../data/cdf/storage.txt")),
-    ("google_rpc", include_str!("../../../data/cdf/google_rpc.txt")),
+    ("web_search", include_str!("../../../../data/cdf/web_search.txt")),
+    ("data_mining", include_str!("../../../../data/cdf/data_mining.txt")),
+    ("hadoop", include_str!("../../../../data/cdf/hadoop.txt")),
+    ("storage", include_str!("../../../../data/cdf/storage.txt")),
+    ("google_rpc", include_str!("../../../../data/cdf/google_rpc.txt")),
 ];
 
 impl Cdf {
@@ -110,6 +110,10 @@ pub struct NewFlow {
     pub start: Time,
     pub tag: u16,
     pub prio: u8,
+    /// Index of the flow's transport (`Scenario::transports`); set by its traffic entry.
+    pub transport: u16,
+    /// The traffic entry that made it.
+    pub entry: u32,
 }
 
 /// What traffic needs to know about the topology.
@@ -135,6 +139,8 @@ pub struct Poisson {
     pub mean_gap_ps: f64,
     pub remaining: u64,
     pub next_time: Time,
+    /// The entry's `start`.
+    pub start: Time,
     pub src: Vec<u32>,
     pub dst: Vec<u32>,
     pub fabric_only: bool,
@@ -166,7 +172,7 @@ impl Poisson {
             break (s, d);
         };
         self.offered_bytes += size;
-        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio }
+        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio, transport: 0, entry: 0 }
     }
 }
 
@@ -195,6 +201,99 @@ impl Source {
             }
         }
     }
+}
+
+/// A traffic entry at run time: its source, the transport of its flows, its active window and its
+/// closed-loop limit.
+pub struct Entry {
+    pub source: Source,
+    pub index: u32,
+    pub transport: u16,
+    /// No flow starts at or after this time.
+    pub stop: Time,
+    /// Most flows of this entry running at once (`u32::MAX`: no limit).
+    pub cap: u32,
+    pub in_flight: u32,
+    /// The next flow waits for one of this entry's flows to finish.
+    pub blocked: bool,
+}
+
+impl Entry {
+    /// Start time of the next flow, if any.
+    #[inline]
+    pub fn peek(&self) -> Option<Time> {
+        self.source.peek().filter(|&t| t < self.stop)
+    }
+
+    /// Whether the next flow may start now (the closed-loop limit); if not, the entry waits.
+    pub fn may_start(&mut self) -> bool {
+        self.blocked = self.in_flight >= self.cap;
+        !self.blocked
+    }
+
+    pub fn pop(&mut self) -> NewFlow {
+        self.in_flight += 1;
+        let mut f = self.source.pop();
+        f.transport = self.transport;
+        f.entry = self.index;
+        f
+    }
+
+    /// One of this entry's flows finished; returns true when a waiting flow may now start.
+    pub fn finished(&mut self) -> bool {
+        self.in_flight -= 1;
+        std::mem::take(&mut self.blocked)
+    }
+}
+
+/// Every traffic entry of the run and how many flows are active.
+#[derive(Default)]
+pub struct Workload {
+    pub sources: Vec<Entry>,
+    pub active_flows: u64,
+}
+
+impl Workload {
+    /// No entry has a flow left to start.
+    #[inline]
+    pub fn exhausted(&self) -> bool {
+        self.sources.iter().all(|s| s.peek().is_none())
+    }
+}
+
+/// Build every traffic entry: its source, with the transport index of each entry (`Scenario::transports`).
+pub fn build(
+    traffic: &[Traffic],
+    seed: u64,
+    hosts: &HostInfo,
+    mtu: u64,
+    tags: &mut Tags,
+    transport_of: &[u16],
+) -> Result<Workload, ConfigError> {
+    let sources = build_sources(traffic, seed, hosts, mtu, tags)?;
+    let mut w = Workload::default();
+    for (i, (mut source, t)) in sources.into_iter().zip(traffic).enumerate() {
+        let (start, stop) = t.active.map(|a| (a.start.0, a.stop.map_or(Time::MAX, |s| s.0))).unwrap_or((0, Time::MAX));
+        match &mut source {
+            Source::List { flows, .. } => flows.retain(|f| f.start >= start && f.start < stop),
+            Source::Poisson(p) => {
+                if start > p.start {
+                    // Arrivals begin at the window's start: shift the whole process.
+                    p.next_time += start - p.start;
+                }
+            }
+        }
+        w.sources.push(Entry {
+            source,
+            index: i as u32,
+            transport: transport_of[i],
+            stop,
+            cap: t.max_in_flight.unwrap_or(u32::MAX),
+            in_flight: 0,
+            blocked: false,
+        });
+    }
+    Ok(w)
 }
 
 /// Interned flow tags: id 0 is the empty tag.
@@ -249,8 +348,8 @@ pub fn build_sources(
             Ok(v)
         };
         let mut rng = rng::stream(seed, "traffic", i as u64);
-        match t {
-            Traffic::Poisson { sizes, load, flows, src, dst, load_reference, start, tag, priority } => {
+        match &t.kind {
+            TrafficKind::Poisson { sizes, load, flows, src, dst, load_reference, start, tag, priority } => {
                 let cdf = Cdf::load(sizes, &f("sizes"))?;
                 let src = set(src, "src")?;
                 let dst = set(dst, "dst")?;
@@ -296,6 +395,7 @@ pub fn build_sources(
                     mean_gap_ps,
                     remaining: *flows,
                     next_time: start.0,
+                    start: start.0,
                     src,
                     dst,
                     fabric_only,
@@ -308,7 +408,7 @@ pub fn build_sources(
                 p.next_time = start.0 + g;
                 out.push(Source::Poisson(p));
             }
-            Traffic::Incast { senders, receiver, size, at, flows: count, size_max, repeat, period, tag, priority } => {
+            TrafficKind::Incast { senders, receiver, size, at, flows: count, size_max, repeat, period, tag, priority } => {
                 check_host(*receiver, n, &f("receiver"))?;
                 for &s in &senders.0 {
                     check_host(s, n, &f("senders"))?;
@@ -341,22 +441,22 @@ pub fn build_sources(
                     for k in 0..per_burst {
                         let s = senders.0[k % senders.0.len()];
                         let size = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
-                        flows.push(NewFlow { src: s, dst: *receiver, size, start: t0, tag, prio: *priority });
+                        flows.push(NewFlow { src: s, dst: *receiver, size, start: t0, tag, prio: *priority, transport: 0, entry: 0 });
                     }
                 }
                 out.push(Source::List { flows, next: 0 });
             }
-            Traffic::Stride { stride, size, start, tag, priority } => {
+            TrafficKind::Stride { stride, size, start, tag, priority } => {
                 if n < 2 || stride % n == 0 {
                     return Err(ConfigError::new(f("stride"), format!("stride must not be a multiple of the host count {n}")));
                 }
                 let tag = tags.id(tag);
                 let flows = (0..n)
-                    .map(|s| NewFlow { src: s, dst: (s + stride) % n, size: size.0.bytes(mtu), start: start.0, tag, prio: *priority })
+                    .map(|s| NewFlow { src: s, dst: (s + stride) % n, size: size.0.bytes(mtu), start: start.0, tag, prio: *priority, transport: 0, entry: 0 })
                     .collect();
                 out.push(Source::List { flows, next: 0 });
             }
-            Traffic::Permutation { size, start, tag, priority } => {
+            TrafficKind::Permutation { size, start, tag, priority } => {
                 if n < 2 {
                     return Err(ConfigError::new(f("kind"), "a permutation needs at least 2 hosts"));
                 }
@@ -368,11 +468,11 @@ pub fn build_sources(
                 }
                 let tag = tags.id(tag);
                 let flows = (0..n)
-                    .map(|s| NewFlow { src: s, dst: perm[s as usize], size: size.0.bytes(mtu), start: start.0, tag, prio: *priority })
+                    .map(|s| NewFlow { src: s, dst: perm[s as usize], size: size.0.bytes(mtu), start: start.0, tag, prio: *priority, transport: 0, entry: 0 })
                     .collect();
                 out.push(Source::List { flows, next: 0 });
             }
-            Traffic::Flows { list } => {
+            TrafficKind::Flows { list } => {
                 let mut flows = Vec::new();
                 for (j, fl) in list.iter().enumerate() {
                     let ff = |k: &str| format!("traffic[{i}].list[{j}].{k}");
@@ -388,12 +488,14 @@ pub fn build_sources(
                         start: fl.start.0,
                         tag: tags.id(&fl.tag),
                         prio: fl.priority,
+                        transport: 0,
+                        entry: 0,
                     });
                 }
                 flows.sort_by_key(|f| f.start);
                 out.push(Source::List { flows, next: 0 });
             }
-            Traffic::File { path, format, tag } => {
+            TrafficKind::File { path, format, tag } => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| ConfigError::new(f("path"), format!("cannot read flow file `{path}`: {e}")))?;
                 let tag = tags.id(tag);
@@ -435,7 +537,7 @@ pub fn parse_hpcc(text: &str, tag: u16) -> Result<Vec<NewFlow>, String> {
         if size == 0 {
             return Err(format!("line {}: flow size must be greater than zero", i + 1));
         }
-        flows.push(NewFlow { src: num(c[0])? as u32, dst: num(c[1])? as u32, size, start, tag, prio: 0 });
+        flows.push(NewFlow { src: num(c[0])? as u32, dst: num(c[1])? as u32, size, start, tag, prio: 0, transport: 0, entry: 0 });
     }
     if flows.len() != count {
         return Err(format!("the first line says {count} flows but the file has {}", flows.len()));
@@ -477,7 +579,7 @@ pub fn parse_dcnlab(text: &str, default_tag: u16, tags: &mut Tags) -> Result<Vec
             parse_time(c[3]).map_err(|e| format!("line {}: {e}", i + 1))?
         };
         let tag = if c.len() > 4 && !c[4].is_empty() { tags.id(&Some(c[4].to_string())) } else { default_tag };
-        flows.push(NewFlow { src: host(c[0])?, dst: host(c[1])?, size, start, tag, prio: 0 });
+        flows.push(NewFlow { src: host(c[0])?, dst: host(c[1])?, size, start, tag, prio: 0, transport: 0, entry: 0 });
     }
     Ok(flows)
 }

@@ -4,85 +4,15 @@
 //! DCTCP's exact CE echo). One `Conn` holds both ends of a flow; it never touches packets or the event
 //! queue — it writes what to send into an outbox and keeps at most one deadline per timer.
 
-use crate::cc::{CongestionControl, Window};
-use crate::config::CcName;
-use crate::packet::{flags, Packet};
+pub mod cc;
+pub mod config;
+
+use super::{Out, TraceSample, Transport};
+use crate::engine::timer::Timer;
+use crate::net::packet::{flags, Packet};
 use crate::units::{Time, SEC};
-
-#[derive(Clone, Copy, Debug)]
-pub struct TcpParams {
-    pub cc: CcName,
-    pub ecn: bool,
-    pub mss: u32,
-    pub init_cwnd: u32,
-    pub min_rto: Time,
-    pub max_rto: Time,
-    pub delack: u32,
-    pub delack_timeout: Time,
-    pub rwnd: u64,
-    pub wscale: u8,
-    pub handshake: bool,
-    pub dctcp_g: f64,
-    /// TCP Small Queues: most payload bytes a connection keeps queued at its own host (extra-delay line
-    /// and NIC queue) before it waits for them to leave; `u64::MAX` turns it off.
-    pub tsq_limit: u64,
-}
-
-/// A timer with at most one pending event-queue entry: moving the deadline only updates it; when the
-/// entry fires, the timer expires or re-arms itself at the moved deadline (an RTO pushed back by every
-/// ACK leaves no dead entry per ACK).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Timer {
-    pub deadline: Option<Time>,
-    /// Time of the pending entry in the event queue.
-    pending: Option<Time>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fire {
-    /// Not this timer's current entry, or disarmed: nothing to do.
-    Ignore,
-    /// The deadline moved later: schedule a new entry at this time.
-    Rearm(Time),
-    Expired,
-}
-
-impl Timer {
-    /// The time of a new event-queue entry, if the deadline needs one (none pending, or pending later).
-    pub fn needs_entry(&mut self) -> Option<Time> {
-        let d = self.deadline?;
-        if self.pending.map_or(true, |p| p > d) {
-            self.pending = Some(d);
-            return Some(d);
-        }
-        None
-    }
-
-    /// An entry scheduled at `now` fired.
-    pub fn fire(&mut self, now: Time) -> Fire {
-        if self.pending != Some(now) {
-            return Fire::Ignore; // superseded by an earlier entry
-        }
-        self.pending = None;
-        match self.deadline {
-            None => Fire::Ignore,
-            Some(d) if d > now => {
-                self.pending = Some(d);
-                Fire::Rearm(d)
-            }
-            Some(_) => Fire::Expired,
-        }
-    }
-}
-
-/// What a connection asks the host to send.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Out {
-    /// Sender → receiver: a segment (or a SYN when `len` = 0 and SYN is set).
-    Seg { seq: u64, len: u32, flags: u8, ts: Time },
-    /// Receiver → sender: an ACK (SYN-ACK when SYN is set).
-    Ack { ack: u64, flags: u8, ts_echo: Time, win: u16 },
-}
+use cc::{AckInfo, CcName, CongestionControl, Rtt, Window};
+pub use config::{Cfg, TcpParams};
 
 pub struct Conn {
     pub flow: u32,
@@ -105,6 +35,10 @@ pub struct Conn {
     send_cwr: bool,
     pub srtt: Time,
     rttvar: Time,
+    /// Smallest RTT sample so far (0: none yet).
+    min_rtt: Time,
+    /// The sample the ACK being processed gave (0: none).
+    last_rtt: Time,
     rto: Time,
     backoff: u32,
     peer_rwnd: u64,
@@ -148,6 +82,8 @@ impl Conn {
             send_cwr: false,
             srtt: 0,
             rttvar: 0,
+            min_rtt: 0,
+            last_rtt: 0,
             rto: p.min_rto,
             backoff: 0,
             peer_rwnd: p.rwnd,
@@ -196,6 +132,8 @@ impl Conn {
 
     /// RFC 6298 estimator, integer picoseconds.
     fn rtt_sample(&mut self, r: Time) {
+        self.last_rtt = r;
+        self.min_rtt = if self.min_rtt == 0 { r } else { self.min_rtt.min(r) };
         if self.srtt == 0 {
             self.srtt = r.max(1);
             self.rttvar = r / 2;
@@ -204,7 +142,7 @@ impl Conn {
             self.rttvar = (3 * self.rttvar + diff) / 4; // RTTVAR ← 3/4·RTTVAR + 1/4·|SRTT − R|
             self.srtt = (7 * self.srtt + r) / 8; // SRTT ← 7/8·SRTT + 1/8·R
         }
-        self.rto = (self.srtt + 4 * self.rttvar).max(self.p.min_rto).min(60 * SEC);
+        self.rto = (self.srtt + 4 * self.rttvar).max(self.p.min_rto).min(self.p.max_rto);
     }
 
     fn seg_len(&self, seq: u64) -> u32 {
@@ -259,7 +197,18 @@ impl Conn {
     }
 
     /// The sender receives an ACK (or SYN-ACK).
+    fn ack_info(&self, now: Time, acked: u64, ece: bool) -> AckInfo {
+        AckInfo {
+            now,
+            acked,
+            marked: if ece { acked } else { 0 },
+            ece,
+            rtt: Rtt { latest: self.last_rtt, srtt: self.srtt, min: self.min_rtt },
+        }
+    }
+
     pub fn on_ack(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
+        self.last_rtt = 0;
         if pkt.has(flags::SYN) {
             if !self.established {
                 self.established = true;
@@ -287,8 +236,9 @@ impl Conn {
                 self.snd_nxt = self.snd_una;
             }
             self.sync_window();
-            self.cc.on_ack(&self.w, newly, ece);
-            let reduced = self.react_to_ece(ece);
+            let info = self.ack_info(now, newly, ece);
+            self.cc.on_ack(&self.w, &info);
+            let reduced = self.react_to_ece(ece, now);
             if self.in_recovery {
                 if a >= self.recover {
                     // Full ACK: deflate to min(ssthresh, FlightSize + MSS)  (RFC 6582 §3.2 step 3)
@@ -301,7 +251,7 @@ impl Conn {
                     self.w.cwnd = (self.w.cwnd - newly as f64 + self.w.mss).max(self.w.mss);
                 }
             } else if !reduced && self.cwnd_limited {
-                self.cc.increase(&mut self.w, newly);
+                self.cc.increase(&mut self.w, &info);
             }
             self.dupacks = 0;
             if self.snd_una >= self.snd_max {
@@ -312,13 +262,14 @@ impl Conn {
             self.try_send(now, out);
         } else if a == self.snd_una && self.snd_una < self.snd_max && !pkt.has(flags::DATA) {
             self.sync_window();
-            self.cc.on_ack(&self.w, 0, ece);
-            self.react_to_ece(ece);
+            let info = self.ack_info(now, 0, ece);
+            self.cc.on_ack(&self.w, &info);
+            self.react_to_ece(ece, now);
             self.dupacks += 1;
             if self.dupacks == 3 && !self.in_recovery {
                 if a >= self.recover {
                     let flight = (self.snd_max - self.snd_una) as f64;
-                    self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight);
+                    self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
                     let s = self.snd_una;
                     self.send_seg(s, now, out);
                     self.w.cwnd = self.w.ssthresh + 3.0 * self.w.mss;
@@ -334,11 +285,11 @@ impl Conn {
     }
 
     /// ECN-Echo: reduce at most once per window of data (RFC 3168; DCTCP uses alpha).
-    fn react_to_ece(&mut self, ece: bool) -> bool {
+    fn react_to_ece(&mut self, ece: bool, now: Time) -> bool {
         if !ece || self.in_recovery || self.snd_una <= self.ecn_recover && self.ecn_recover != 0 {
             return false;
         }
-        let ss = self.cc.ssthresh_on_ece(&self.w).max(self.cc.min_cwnd(&self.w));
+        let ss = self.cc.ssthresh_on_ece(&self.w, now).max(self.cc.min_cwnd(&self.w));
         self.w.ssthresh = ss;
         self.w.cwnd = ss;
         self.ecn_recover = self.snd_nxt.max(1);
@@ -370,7 +321,7 @@ impl Conn {
         }
         self.timeouts += 1;
         let flight = (self.snd_max - self.snd_una) as f64;
-        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight);
+        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
         self.w.cwnd = self.w.mss;
         self.recover = self.snd_max;
         self.ecn_recover = self.snd_max;
@@ -398,7 +349,7 @@ impl Conn {
             out.push(self.ack_out(flags::SYN, pkt.ts));
             return false;
         }
-        let ce = pkt.ecn == crate::packet::Ecn::Ce;
+        let ce = pkt.ecn == crate::net::packet::Ecn::Ce;
         if pkt.has(flags::CWR) {
             self.ece_latch = false;
         }
@@ -474,6 +425,60 @@ impl Conn {
     }
 }
 
+impl Transport for Conn {
+    #[inline]
+    fn start(&mut self, now: Time, out: &mut Vec<Out>) {
+        Conn::start(self, now, out)
+    }
+    #[inline]
+    fn at_sender(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
+        self.on_ack(now, pkt, out)
+    }
+    #[inline]
+    fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
+        self.on_data(now, pkt, out)
+    }
+    #[inline]
+    fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+        self.on_host_departure(payload, now, out)
+    }
+    /// Timer 0 is the retransmission timer, 1 the delayed-ACK timer.
+    #[inline]
+    fn timer(&mut self, i: usize) -> Option<&mut Timer> {
+        match i {
+            0 => Some(&mut self.rto_timer),
+            1 => Some(&mut self.delack_timer),
+            _ => None,
+        }
+    }
+    fn on_timer(&mut self, i: usize, now: Time, out: &mut Vec<Out>) {
+        match i {
+            0 => self.on_rto(now, out),
+            _ => self.on_delack(now, out),
+        }
+    }
+    #[inline]
+    fn closed(&self) -> bool {
+        self.sender_done() && self.finished_at.is_some()
+    }
+    fn losses(&self) -> (u32, u32) {
+        (self.retransmits, self.timeouts)
+    }
+    fn trace(&self) -> TraceSample {
+        TraceSample {
+            cwnd_bytes: self.w.cwnd,
+            rate_bps: self.rate_bps(),
+            alpha: self.cc.alpha(),
+            srtt: self.srtt,
+            delivered_bytes: self.rcv_nxt,
+        }
+    }
+    #[inline]
+    fn ect(&self) -> bool {
+        self.p.ecn
+    }
+}
+
 /// Insert [s, e) into sorted disjoint ranges, merging overlaps.
 fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
     let i = v.partition_point(|r| r.1 < s);
@@ -491,7 +496,7 @@ fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Ecn;
+    use crate::net::packet::Ecn;
 
     fn params(cc: CcName, ecn: bool) -> TcpParams {
         TcpParams {

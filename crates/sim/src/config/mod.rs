@@ -2,126 +2,18 @@
 //! front hands TOML text (or a dict turned into TOML) to [`Scenario::from_toml`]. Names, units and defaults
 //! follow `conventions.md`. Every struct denies unknown keys, and every error names the field path.
 
+pub mod kind;
+
+pub use kind::ConfigError;
+pub(crate) use kind::{kind_enum, tagged_enum};
+use kind::{join_path, split_marked};
+use crate::aqm::AqmCfg;
+use crate::host::delay::DelayCfg;
+use crate::transport::TransportCfg;
 use crate::units::{Bytes, Dur, Rate, Size, Time};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
-
-/// One clear error naming the field and the fix.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigError {
-    pub field: String,
-    pub message: String,
-}
-
-impl ConfigError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError { field: field.into(), message: message.into() }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "`{}`: {}", self.field, self.message)
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// Marks an error path carried inside a message through a `kind`-tagged enum (serde's own internally
-/// tagged enums buffer their content and lose the field path; ours keep it).
-const PATH_MARK: char = '\u{1}';
-
-/// Split a message into the inner field path it carries (if any) and the text.
-fn split_marked(msg: &str) -> (String, String) {
-    if let Some(rest) = msg.strip_prefix(PATH_MARK) {
-        if let Some((p, m)) = rest.split_once(PATH_MARK) {
-            return (p.to_string(), m.to_string());
-        }
-    }
-    (String::new(), msg.to_string())
-}
-
-fn join_path(a: &str, b: &str) -> String {
-    match (a.is_empty() || a == ".", b.is_empty() || b == ".") {
-        (true, _) => b.to_string(),
-        (false, true) => a.to_string(),
-        (false, false) => format!("{a}.{b}"),
-    }
-}
-
-/// Deserialize a variant's fields from what is left of the table once `kind` is taken out; the error
-/// carries the inner path.
-fn de_variant<T: serde::de::DeserializeOwned, E: de::Error>(rest: toml::Table) -> Result<T, E> {
-    serde_path_to_error::deserialize(toml::Value::Table(rest)).map_err(|e| {
-        let outer = e.path().to_string();
-        let (inner, msg) = split_marked(&e.into_inner().to_string());
-        E::custom(format!("{PATH_MARK}{}{PATH_MARK}{}", join_path(&outer, &inner), msg))
-    })
-}
-
-/// Take the `kind` key out of a table.
-fn take_kind<E: de::Error>(t: &mut toml::Table, kinds: &[&str]) -> Result<String, E> {
-    match t.remove("kind") {
-        Some(toml::Value::String(k)) => Ok(k),
-        Some(_) => Err(E::custom(format!("{PATH_MARK}kind{PATH_MARK}must be a string, one of {}", kinds.join(", ")))),
-        None => Err(E::custom(format!("missing `kind`; one of {}", kinds.join(", ")))),
-    }
-}
-
-/// An enum tagged by `kind = "…"`, one struct-like variant per kind, unknown keys denied, field paths
-/// kept in errors.
-macro_rules! tagged_enum {
-    (
-        $(#[$eattr:meta])*
-        pub enum $name:ident {
-            $(
-                $(#[$vattr:meta])*
-                $variant:ident = $kind:literal {
-                    $( $(#[$fattr:meta])* $field:ident : $fty:ty ),* $(,)?
-                }
-            ),* $(,)?
-        }
-    ) => {
-        $(#[$eattr])*
-        pub enum $name {
-            $( $(#[$vattr])* $variant { $( $field: $fty ),* } ),*
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                #[allow(non_snake_case)]
-                mod variants {
-                    #[allow(unused_imports)]
-                    use super::*;
-                    $(
-                        #[derive(Deserialize)]
-                        #[serde(deny_unknown_fields)]
-                        pub struct $variant { $( $(#[$fattr])* pub $field: $fty ),* }
-                    )*
-                }
-                const KINDS: &[&str] = &[$($kind),*];
-                let mut t = toml::Table::deserialize(d)?;
-                let kind: String = take_kind(&mut t, KINDS)?;
-                match kind.as_str() {
-                    $(
-                        $kind => {
-                            let _v: variants::$variant = de_variant(t)?;
-                            Ok($name::$variant { $( $field: _v.$field ),* })
-                        }
-                    )*
-                    other => Err(de::Error::custom(format!(
-                        "{PATH_MARK}kind{PATH_MARK}unknown kind `{other}`; use one of {}", KINDS.join(", ")
-                    ))),
-                }
-            }
-        }
-    };
-}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -209,146 +101,6 @@ pub struct FileLink {
     pub delay: Dur,
     #[serde(default)]
     pub loss: f64,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum NonEct {
-    /// Forward a Not-ECT packet that would have been marked.
-    #[default]
-    Pass,
-    /// Drop it (what WRED-with-ECN switches do).
-    Drop,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum MarkAt {
-    #[default]
-    Enqueue,
-    Dequeue,
-}
-
-tagged_enum! {
-    #[derive(Debug, Clone)]
-    pub enum AqmCfg {
-        Droptail = "droptail" {},
-        /// DCTCP step marking: mark when the instantaneous queue exceeds `threshold`.
-        DctcpRed = "dctcp_red" {
-            threshold: Bytes,
-            #[serde(default)]
-            non_ect: NonEct,
-            #[serde(default)]
-            mark_at: MarkAt,
-        },
-        /// RED with Kmin/Kmax/Pmax, on the instantaneous queue or (with `average` = EWMA weight) on the
-        /// averaged queue.
-        Red = "red" {
-            kmin: Bytes,
-            kmax: Bytes,
-            pmax: f64,
-            #[serde(default)]
-            average: Option<f64>,
-            #[serde(default)]
-            non_ect: Option<NonEct>,
-            #[serde(default)]
-            mark_at: MarkAt,
-        },
-        /// TCN: mark at dequeue when the sojourn time exceeds `threshold`.
-        Tcn = "tcn" {
-            threshold: Dur,
-            #[serde(default)]
-            non_ect: NonEct,
-        },
-        /// CoDel (RFC 8289) in ECN-marking or drop mode.
-        Codel = "codel" {
-            target: Dur,
-            interval: Dur,
-            #[serde(default)]
-            mode: CodelMode,
-            #[serde(default)]
-            non_ect: Option<NonEct>,
-        },
-        /// ECN♯: instantaneous sojourn marking plus persistent-queue marking (Algorithm 1).
-        EcnSharp = "ecn_sharp" {
-            ins_target: TimeOrSize,
-            pst_target: TimeOrSize,
-            pst_interval: Dur,
-            /// Probabilistic instantaneous part for DCQCN (§3.5): with `ins_max` and `ins_pmax`, a
-            /// packet is marked with probability rising linearly from 0 at `ins_target` to `ins_pmax`
-            /// at `ins_max`, and always above `ins_max` (RED's ramp on the instantaneous signal).
-            #[serde(default)]
-            ins_max: Option<TimeOrSize>,
-            #[serde(default)]
-            ins_pmax: Option<f64>,
-            #[serde(default)]
-            signal: SharpSignal,
-            #[serde(default)]
-            control_law: ControlLawCfg,
-            #[serde(default)]
-            division: DivisionCfg,
-            #[serde(default)]
-            non_ect: NonEct,
-        },
-    }
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum CodelMode {
-    #[default]
-    Ecn,
-    Drop,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum SharpSignal {
-    #[default]
-    Sojourn,
-    Queue,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ControlLawCfg {
-    #[default]
-    Linear,
-    Sqrt,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum DivisionCfg {
-    #[default]
-    Exact,
-    Tofino,
-}
-
-/// A threshold given as a time (`"200us"`) or a size (`"100KB"`, `"40pkt"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeOrSize {
-    Time(Time),
-    Size(Size),
-}
-
-impl<'de> Deserialize<'de> for TimeOrSize {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)
-            .map_err(|_| de::Error::custom("a time (\"200us\") or a size (\"100KB\") with its unit"))?;
-        if let Ok(t) = crate::units::parse_time(&s) {
-            return Ok(TimeOrSize::Time(t));
-        }
-        crate::units::parse_size(&s).map(TimeOrSize::Size).map_err(|_| {
-            de::Error::custom(format!("`{s}` is neither a time (ps, ns, us, ms, s) nor a size (B, KB, MB, KiB, pkt)"))
-        })
-    }
-}
-
-impl Default for AqmCfg {
-    fn default() -> Self {
-        AqmCfg::Droptail {}
-    }
 }
 
 /// One spec for every queue, or a list with one per queue.
@@ -442,6 +194,8 @@ pub struct SwitchCfg {
     pub aqm: OneOrMany<AqmCfg>,
     #[serde(default)]
     pub ecmp: Ecmp,
+    /// A controller that changes AQM parameters while the run goes on.
+    pub controller: Option<crate::control::ControllerCfg>,
 }
 
 impl Default for SwitchCfg {
@@ -455,6 +209,7 @@ impl Default for SwitchCfg {
             scheduler: SchedulerCfg::Sp {},
             aqm: OneOrMany::default(),
             ecmp: Ecmp::Flow,
+            controller: None,
         }
     }
 }
@@ -467,13 +222,6 @@ fn default_mtu() -> u32 {
 }
 fn default_queues() -> u32 {
     1
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum CcName {
-    Reno,
-    Dctcp,
 }
 
 /// Delayed-ACK setting: an ACK every `n` full segments (1 = every segment), or `true` (= 2) / `false` (= 1).
@@ -503,184 +251,59 @@ impl<'de> Deserialize<'de> for DelAck {
     }
 }
 
-tagged_enum! {
-    #[derive(Debug, Clone)]
-    pub enum TransportCfg {
-        Tcp = "tcp" {
-            #[serde(default = "default_cc")]
-            cc: CcName,
-            /// ECN negotiated for the flow; DCTCP implies it.
-            ecn: Option<bool>,
-            #[serde(default = "default_min_rto")]
-            min_rto: Dur,
-            /// Initial window in segments.
-            #[serde(default = "default_init_cwnd")]
-            init_cwnd: u32,
-            #[serde(default = "default_delack")]
-            delayed_ack: DelAck,
-            #[serde(default = "default_delack_timeout")]
-            delayed_ack_timeout: Dur,
-            /// Segment payload; default MTU − 40.
-            mss: Option<Bytes>,
-            /// Receive window advertised by the receiver (bytes, after window scaling).
-            #[serde(default = "default_rwnd")]
-            rwnd: Bytes,
-            /// Window-scale shift the receiver advertises (0–14).
-            #[serde(default = "default_wscale")]
-            wscale: u8,
-            /// Exchange SYN/SYN-ACK before the first byte.
-            #[serde(default)]
-            handshake: bool,
-            /// DCTCP's alpha gain.
-            #[serde(default = "default_dctcp_g")]
-            dctcp_g: f64,
-            /// TCP Small Queues: the most data a connection keeps queued at its own host ("inf": off).
-            #[serde(default = "default_tsq")]
-            tsq_limit: Bytes,
-        },
+/// A transport table as written, kept so that a `[[traffic]]` entry's `transport` keys can be merged
+/// over it (conventions.md), and its parsed form.
+#[derive(Debug, Clone, Default)]
+pub struct TransportSpec {
+    pub table: toml::Table,
+    pub cfg: TransportCfg,
+}
+
+impl<'de> Deserialize<'de> for TransportSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let table = toml::Table::deserialize(d)?;
+        let cfg = TransportCfg::deserialize(toml::Value::Table(table.clone())).map_err(de::Error::custom)?;
+        Ok(TransportSpec { table, cfg })
     }
 }
 
-fn default_cc() -> CcName {
-    CcName::Reno
-}
-fn default_min_rto() -> Dur {
-    Dur(5 * crate::units::MS)
-}
-fn default_init_cwnd() -> u32 {
-    10
-}
-fn default_delack() -> DelAck {
-    DelAck(1)
-}
-fn default_delack_timeout() -> Dur {
-    Dur(crate::units::MS)
-}
-fn default_rwnd() -> Bytes {
-    Bytes(Size::Bytes(1 << 30))
-}
-fn default_wscale() -> u8 {
-    14
-}
-fn default_tsq() -> Bytes {
-    // Linux's tcp_limit_output_bytes before 5.x.
-    Bytes(Size::Bytes(262_144))
-}
-fn default_dctcp_g() -> f64 {
-    1.0 / 16.0
-}
-
-impl Default for TransportCfg {
-    fn default() -> Self {
-        TransportCfg::Tcp {
-            cc: default_cc(),
-            ecn: None,
-            min_rto: default_min_rto(),
-            init_cwnd: default_init_cwnd(),
-            delayed_ack: default_delack(),
-            delayed_ack_timeout: default_delack_timeout(),
-            mss: None,
-            rwnd: default_rwnd(),
-            wscale: default_wscale(),
-            handshake: false,
-            dctcp_g: default_dctcp_g(),
-            tsq_limit: default_tsq(),
+impl TransportSpec {
+    /// The transport of a traffic entry: its own keys merged over these (a key it leaves out is
+    /// inherited; a different `kind` inherits nothing). `field` names the entry's table for errors.
+    pub fn merged(&self, over: &toml::Table, field: &str) -> Result<TransportCfg, ConfigError> {
+        let mut t = match (over.get("kind"), self.table.get("kind")) {
+            (Some(a), Some(b)) if a != b => toml::Table::new(),
+            (Some(_), None) => toml::Table::new(),
+            _ => self.table.clone(),
+        };
+        if t.is_empty() && over.get("kind").is_none() {
+            t.insert("kind".into(), toml::Value::String(self.cfg.kind().into()));
         }
-    }
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum DelayPer {
-    #[default]
-    Host,
-    Flow,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum AppliesTo {
-    #[default]
-    Data,
-    All,
-}
-
-tagged_enum! {
-    /// Extra delay at the sending host's NIC, drawn once per host or once per flow.
-    #[derive(Debug, Clone)]
-    pub enum DelayCfg {
-        Constant = "constant" {
-            value: Dur,
-            #[serde(default)]
-            per: DelayPer,
-            #[serde(default)]
-            applies_to: AppliesTo,
-        },
-        Uniform = "uniform" {
-            min: Dur,
-            max: Dur,
-            #[serde(default)]
-            per: DelayPer,
-            #[serde(default)]
-            applies_to: AppliesTo,
-        },
-        /// Lognormal with the given median and sigma (of the underlying normal), clamped to [min, max].
-        Lognormal = "lognormal" {
-            median: Dur,
-            sigma: f64,
-            min: Dur,
-            max: Dur,
-            #[serde(default)]
-            per: DelayPer,
-            #[serde(default)]
-            applies_to: AppliesTo,
-        },
-        Choice = "choice" {
-            values: Vec<Dur>,
-            weights: Option<Vec<f64>>,
-            #[serde(default)]
-            per: DelayPer,
-            #[serde(default)]
-            applies_to: AppliesTo,
-        },
-        /// A CDF file: `delay_us cumulative_probability` per line.
-        Cdf = "cdf" {
-            path: String,
-            #[serde(default)]
-            per: DelayPer,
-            #[serde(default)]
-            applies_to: AppliesTo,
-        },
-    }
-}
-
-impl DelayCfg {
-    pub fn per(&self) -> DelayPer {
-        match self {
-            DelayCfg::Constant { per, .. }
-            | DelayCfg::Uniform { per, .. }
-            | DelayCfg::Lognormal { per, .. }
-            | DelayCfg::Choice { per, .. }
-            | DelayCfg::Cdf { per, .. } => *per,
+        for (k, v) in over {
+            t.insert(k.clone(), v.clone());
         }
-    }
-    pub fn applies_to(&self) -> AppliesTo {
-        match self {
-            DelayCfg::Constant { applies_to, .. }
-            | DelayCfg::Uniform { applies_to, .. }
-            | DelayCfg::Lognormal { applies_to, .. }
-            | DelayCfg::Choice { applies_to, .. }
-            | DelayCfg::Cdf { applies_to, .. } => *applies_to,
-        }
+        let e = match serde_path_to_error::deserialize::<_, TransportCfg>(toml::Value::Table(t)) {
+            Ok(c) => return Ok(c),
+            Err(e) => e,
+        };
+        let outer = e.path().to_string();
+        let (inner, msg) = split_marked(&e.into_inner().to_string());
+        Err(ConfigError::new(join_path(field, &join_path(&outer, &inner)), msg))
     }
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct HostCfg {
+    /// The default transport of every traffic entry.
     #[serde(default)]
-    pub transport: TransportCfg,
+    pub transport: TransportSpec,
     pub extra_delay: Option<DelayCfg>,
+    /// How a host's NIC picks the next packet.
+    #[serde(default)]
+    pub nic: crate::host::nic::NicCfg,
+    /// A shim between the host's transports and its NIC that sees every packet; absent = none.
+    pub vswitch: Option<crate::host::vswitch::VSwitchCfg>,
     /// PIAS tagging at the sender (Bai et al., NSDI 2015).
     pub pias: Option<PiasCfg>,
 }
@@ -768,9 +391,55 @@ fn zero_time() -> Dur {
     Dur(0)
 }
 
+/// One `[[traffic]]` entry: its kind with the kind's keys, and the keys every kind takes.
+#[derive(Debug, Clone)]
+pub struct Traffic {
+    pub kind: TrafficKind,
+    /// Keys merged over `host.transport` for this entry's flows.
+    pub transport: Option<toml::Table>,
+    /// The entry generates flows only inside this window.
+    pub active: Option<Active>,
+    /// At most this many of the entry's flows run at once; the next starts when one finishes.
+    pub max_in_flight: Option<u32>,
+}
+
+/// `active = { start, stop }` of a traffic entry.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Active {
+    #[serde(default = "zero_time")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+}
+
+impl<'de> Deserialize<'de> for Traffic {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        let mark = |k: &str, e: String| {
+            let (inner, msg) = split_marked(&e);
+            de::Error::custom(format!("{}{}{}{}", kind::PATH_MARK, join_path(k, &inner), kind::PATH_MARK, msg))
+        };
+        let transport = match t.remove("transport") {
+            None => None,
+            Some(toml::Value::Table(x)) => Some(x),
+            Some(_) => return Err(mark("transport", "must be a table such as { cc = \"dctcp\" }".into())),
+        };
+        let active = match t.remove("active") {
+            None => None,
+            Some(v) => Some(Active::deserialize(v).map_err(|e| mark("active", e.to_string()))?),
+        };
+        let max_in_flight = match t.remove("max_in_flight") {
+            None => None,
+            Some(v) => Some(u32::deserialize(v).map_err(|e| mark("max_in_flight", e.to_string()))?),
+        };
+        let kind = TrafficKind::deserialize(toml::Value::Table(t)).map_err(de::Error::custom)?;
+        Ok(Traffic { kind, transport, active, max_in_flight })
+    }
+}
+
 tagged_enum! {
     #[derive(Debug, Clone)]
-    pub enum Traffic {
+    pub enum TrafficKind {
         /// Flow sizes from a CDF, Poisson arrivals at a target load.
         Poisson = "poisson" {
             sizes: String,
@@ -994,9 +663,9 @@ impl Scenario {
             fix(path);
         }
         for t in self.traffic.iter_mut() {
-            match t {
-                Traffic::File { path, .. } => fix(path),
-                Traffic::Poisson { sizes, .. } => {
+            match &mut t.kind {
+                TrafficKind::File { path, .. } => fix(path),
+                TrafficKind::Poisson { sizes, .. } => {
                     let builtin = crate::workload::BUILTIN_CDFS.iter().any(|(n, _)| n == sizes);
                     if !builtin {
                         fix(sizes);
@@ -1073,116 +742,11 @@ impl Scenario {
         }
         for i in 0..sw.aqm.len().unwrap_or(1) {
             let field = if sw.aqm.len().is_some() { format!("switch.aqm[{i}]") } else { "switch.aqm".into() };
-            match sw.aqm.get(i) {
-                AqmCfg::Droptail {} => {}
-                AqmCfg::DctcpRed { threshold, .. } => {
-                    if threshold.0 == Size::Inf {
-                        return Err(ConfigError::new(format!("{field}.threshold"), "must be a finite size"));
-                    }
-                }
-                AqmCfg::Tcn { threshold, .. } => {
-                    if threshold.0 == 0 {
-                        return Err(ConfigError::new(format!("{field}.threshold"), "must be greater than zero"));
-                    }
-                }
-                AqmCfg::Codel { target, interval, .. } => {
-                    if target.0 == 0 || interval.0 == 0 {
-                        return Err(ConfigError::new(format!("{field}.interval"), "target and interval must be greater than zero"));
-                    }
-                }
-                AqmCfg::EcnSharp { ins_target, pst_target, pst_interval, ins_max, ins_pmax, signal, .. } => {
-                    let want_time = signal == SharpSignal::Sojourn;
-                    match (ins_max, ins_pmax) {
-                        (Some(_), None) | (None, Some(_)) => {
-                            return Err(ConfigError::new(
-                                format!("{field}.{}", if ins_max.is_some() { "ins_pmax" } else { "ins_max" }),
-                                "the probabilistic instantaneous part needs both ins_max and ins_pmax",
-                            ))
-                        }
-                        _ => {}
-                    }
-                    if let Some(p) = ins_pmax {
-                        if !(p > 0.0 && p <= 1.0) {
-                            return Err(ConfigError::new(format!("{field}.ins_pmax"), "must be a probability in (0, 1]"));
-                        }
-                    }
-                    let key = |v: &TimeOrSize| match v {
-                        TimeOrSize::Time(t) => *t,
-                        TimeOrSize::Size(s) => s.bytes(sw.mtu as u64),
-                    };
-                    let named = [("ins_target", Some(ins_target)), ("pst_target", Some(pst_target)), ("ins_max", ins_max)];
-                    for (k, v) in named.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))) {
-                        match (want_time, v) {
-                            (true, TimeOrSize::Size(_)) => {
-                                return Err(ConfigError::new(format!("{field}.{k}"), "with signal = \"sojourn\" this is a time, e.g. \"200us\""))
-                            }
-                            (false, TimeOrSize::Time(_)) => {
-                                return Err(ConfigError::new(format!("{field}.{k}"), "with signal = \"queue\" this is a size, e.g. \"100KB\""))
-                            }
-                            (_, TimeOrSize::Size(Size::Inf)) => {
-                                return Err(ConfigError::new(format!("{field}.{k}"), "must be finite"))
-                            }
-                            _ => {}
-                        }
-                    }
-                    if let Some(m) = ins_max {
-                        if key(&m) <= key(&ins_target) {
-                            return Err(ConfigError::new(format!("{field}.ins_max"), "must be above ins_target"));
-                        }
-                    }
-                    if pst_interval.0 == 0 {
-                        return Err(ConfigError::new(format!("{field}.pst_interval"), "must be greater than zero"));
-                    }
-                }
-                AqmCfg::Red { kmin, kmax, pmax, average, .. } => {
-                    let (a, b) = (kmin.0.bytes(sw.mtu as u64), kmax.0.bytes(sw.mtu as u64));
-                    if kmin.0 == Size::Inf || kmax.0 == Size::Inf || b < a {
-                        return Err(ConfigError::new(format!("{field}.kmax"), "kmin ≤ kmax, both finite"));
-                    }
-                    if !(0.0..=1.0).contains(&pmax) {
-                        return Err(ConfigError::new(format!("{field}.pmax"), "must be a probability in [0, 1]"));
-                    }
-                    if let Some(w) = average {
-                        if !(w > 0.0 && w <= 1.0) {
-                            return Err(ConfigError::new(format!("{field}.average"), "EWMA weight must be in (0, 1]"));
-                        }
-                    }
-                }
-            }
+            sw.aqm.get(i).validate(&field, sw.mtu as u64)?;
         }
-        let TransportCfg::Tcp { init_cwnd, mss, wscale, dctcp_g, min_rto, rwnd, handshake, tsq_limit, .. } = &s.host.transport;
-        if tsq_limit.0 != Size::Inf && tsq_limit.0.bytes(sw.mtu as u64) < sw.mtu as u64 {
-            return Err(ConfigError::new("host.transport.tsq_limit", format!("must be at least one MTU ({} B), or \"inf\" to turn it off", sw.mtu)));
-        }
-        if *init_cwnd == 0 {
-            return Err(ConfigError::new("host.transport.init_cwnd", "must be at least 1 segment"));
-        }
-        if let Some(m) = mss {
-            let b = m.0.bytes(sw.mtu as u64);
-            if m.0 == Size::Inf || b == 0 || b + 40 > sw.mtu as u64 {
-                return Err(ConfigError::new(
-                    "host.transport.mss",
-                    format!("must be between 1 B and MTU − 40 = {} B", sw.mtu - 40),
-                ));
-            }
-        }
-        if *wscale > 14 {
-            return Err(ConfigError::new("host.transport.wscale", "window scale shift is 0–14 (RFC 7323)"));
-        }
-        if !(*dctcp_g > 0.0 && *dctcp_g <= 1.0) {
-            return Err(ConfigError::new("host.transport.dctcp_g", "must be in (0, 1], e.g. 0.0625"));
-        }
-        if min_rto.0 == 0 {
-            return Err(ConfigError::new("host.transport.min_rto", "must be greater than zero"));
-        }
-        if rwnd.0 == Size::Inf || rwnd.0.bytes(sw.mtu as u64) == 0 {
-            return Err(ConfigError::new("host.transport.rwnd", "must be a finite positive size"));
-        }
-        if *handshake {
-            // Accepted: the SYN exchange is simulated as one RTT of control packets before data.
-        }
+        self.transports()?;
         if let Some(d) = &s.host.extra_delay {
-            validate_delay(d)?;
+            crate::host::delay::validate(d)?;
         }
         if let Some(p) = &s.host.pias {
             let t: Vec<u64> = p.thresholds.iter().map(|b| b.0.bytes(sw.mtu as u64)).collect();
@@ -1198,8 +762,16 @@ impl Scenario {
         }
         for (i, t) in s.traffic.iter().enumerate() {
             let f = |k: &str| format!("traffic[{i}].{k}");
-            match t {
-                Traffic::Poisson { load, flows, .. } => {
+            if let Some(a) = &t.active {
+                if a.stop.is_some_and(|s| s.0 <= a.start.0) {
+                    return Err(ConfigError::new(f("active.stop"), "must be later than active.start"));
+                }
+            }
+            if t.max_in_flight == Some(0) {
+                return Err(ConfigError::new(f("max_in_flight"), "must be at least 1 (leave it out for no limit)"));
+            }
+            match &t.kind {
+                TrafficKind::Poisson { load, flows, .. } => {
                     if !(*load > 0.0 && *load <= 1.0) {
                         return Err(ConfigError::new(f("load"), format!("load must be in (0, 1], got {load}")));
                     }
@@ -1207,7 +779,7 @@ impl Scenario {
                         return Err(ConfigError::new(f("flows"), "must be at least 1"));
                     }
                 }
-                Traffic::Incast { size, repeat, period, senders, .. } => {
+                TrafficKind::Incast { size, repeat, period, senders, .. } => {
                     check_flow_size(size, &f("size"))?;
                     if senders.0.is_empty() {
                         return Err(ConfigError::new(f("senders"), "needs at least one sender"));
@@ -1219,19 +791,19 @@ impl Scenario {
                         return Err(ConfigError::new(f("repeat"), "must be at least 1"));
                     }
                 }
-                Traffic::Stride { size, stride, .. } => {
+                TrafficKind::Stride { size, stride, .. } => {
                     check_flow_size(size, &f("size"))?;
                     if *stride == 0 {
                         return Err(ConfigError::new(f("stride"), "must be at least 1"));
                     }
                 }
-                Traffic::Permutation { size, .. } => check_flow_size(size, &f("size"))?,
-                Traffic::Flows { list } => {
+                TrafficKind::Permutation { size, .. } => check_flow_size(size, &f("size"))?,
+                TrafficKind::Flows { list } => {
                     for (j, fl) in list.iter().enumerate() {
                         check_flow_size(&fl.size, &format!("traffic[{i}].list[{j}].size"))?;
                     }
                 }
-                Traffic::File { .. } => {}
+                TrafficKind::File { .. } => {}
             }
         }
         if let Some(w) = &s.record.queue_sample_interval {
@@ -1255,6 +827,27 @@ impl Scenario {
         Ok(())
     }
 
+    /// Every transport of the run, resolved: `host.transport` first, then one per traffic entry that
+    /// has its own `transport` table (in entry order). Returns them and, per traffic entry, the index of
+    /// its transport.
+    pub fn transports(&self) -> Result<(Vec<crate::transport::Params>, Vec<u16>), ConfigError> {
+        let mtu = self.switch.mtu;
+        let mut all = vec![self.host.transport.cfg.resolve("host.transport", mtu)?];
+        let mut of_entry = Vec::with_capacity(self.traffic.len());
+        for (i, t) in self.traffic.iter().enumerate() {
+            match &t.transport {
+                None => of_entry.push(0),
+                Some(over) => {
+                    let field = format!("traffic[{i}].transport");
+                    let cfg = self.host.transport.merged(over, &field)?;
+                    all.push(cfg.resolve(&field, mtu)?);
+                    of_entry.push((all.len() - 1) as u16);
+                }
+            }
+        }
+        Ok((all, of_entry))
+    }
+
     pub fn stop_time(&self) -> Time {
         self.stop.time.or(self.stop.max_time).map(|d| d.0).unwrap_or(Time::MAX)
     }
@@ -1267,37 +860,3 @@ fn check_flow_size(size: &Bytes, field: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn validate_delay(d: &DelayCfg) -> Result<(), ConfigError> {
-    match d {
-        DelayCfg::Uniform { min, max, .. } if max.0 < min.0 => {
-            Err(ConfigError::new("host.extra_delay.max", "max must be ≥ min"))
-        }
-        DelayCfg::Lognormal { min, max, sigma, median, .. } => {
-            if max.0 < min.0 {
-                return Err(ConfigError::new("host.extra_delay.max", "max must be ≥ min"));
-            }
-            if !(*sigma >= 0.0 && sigma.is_finite()) {
-                return Err(ConfigError::new("host.extra_delay.sigma", "must be ≥ 0"));
-            }
-            if median.0 == 0 {
-                return Err(ConfigError::new("host.extra_delay.median", "must be greater than zero"));
-            }
-            Ok(())
-        }
-        DelayCfg::Choice { values, weights, .. } => {
-            if values.is_empty() {
-                return Err(ConfigError::new("host.extra_delay.values", "give at least one value"));
-            }
-            if let Some(w) = weights {
-                if w.len() != values.len() || w.iter().any(|x| !(*x >= 0.0)) || w.iter().sum::<f64>() <= 0.0 {
-                    return Err(ConfigError::new(
-                        "host.extra_delay.weights",
-                        "one non-negative weight per value, not all zero",
-                    ));
-                }
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}

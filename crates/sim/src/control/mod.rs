@@ -1,0 +1,211 @@
+//! Controllers: code that wakes up at exact times while the run goes on, reads the counters of the port
+//! queues it owns (what changed since its last tick) and may change their AQM's parameters. One
+//! controller may own one port (a per-port agent) or every port of the network (a central one). A
+//! controller is not an AQM kind: it changes the parameters of the AQM a queue already has.
+//!
+//! Adding one is a file here (its config, state and [`Control`] impl) and one line in [`ControllerCfg`]
+//! and [`Controller`].
+
+pub mod schedule;
+
+use crate::aqm::{AqmCfg, Hooks};
+use crate::config::{kind_enum, ConfigError, PortRef};
+use crate::net::port::{Port, QueueCounters};
+use crate::net::Net;
+use crate::records::ControlRow;
+use crate::sim::{Ev, Sim};
+use crate::units::Time;
+
+kind_enum! {
+    /// `switch.controller`.
+    #[derive(Debug, Clone)]
+    pub enum ControllerCfg {
+        Schedule = "schedule" (schedule::Cfg),
+    }
+}
+
+/// A queue a controller owns and its counters at the controller's last tick.
+pub struct Owned {
+    pub port: u32,
+    pub queue: u32,
+    last: QueueCounters,
+}
+
+/// What a controller sees at a tick.
+pub struct Tick<'a> {
+    pub now: Time,
+    ports: &'a mut [Port],
+    owned: &'a mut [Owned],
+    mtu: u64,
+    log: &'a mut Vec<ControlRow>,
+}
+
+impl Tick<'_> {
+    /// How many queues the controller owns.
+    pub fn len(&self) -> usize {
+        self.owned.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.owned.is_empty()
+    }
+
+    /// Counters of owned queue `i` since the previous tick (paused time up to now).
+    pub fn counters(&self, i: usize) -> QueueCounters {
+        let o = &self.owned[i];
+        let port = &self.ports[o.port as usize];
+        let mut c = port.queues[o.queue as usize].count;
+        if port.paused & (1 << o.queue) != 0 {
+            c.paused_ps += self.now - port.paused_since[o.queue as usize];
+        }
+        QueueCounters {
+            tx_pkts: c.tx_pkts - o.last.tx_pkts,
+            tx_bytes: c.tx_bytes - o.last.tx_bytes,
+            marks: c.marks - o.last.marks,
+            marked_bytes: c.marked_bytes - o.last.marked_bytes,
+            drops: c.drops - o.last.drops,
+            paused_ps: c.paused_ps - o.last.paused_ps,
+        }
+    }
+
+    /// Bytes queued now at owned queue `i`, and its port's rate.
+    pub fn queue_bytes(&self, i: usize) -> (u64, u64) {
+        let o = &self.owned[i];
+        let port = &self.ports[o.port as usize];
+        (port.queues[o.queue as usize].bytes, port.rate)
+    }
+
+    /// Give owned queue `i`'s AQM the parameters of `cfg` (same kind), recorded in `controller_steps`.
+    pub fn set_aqm(&mut self, i: usize, cfg: &AqmCfg) -> Result<(), String> {
+        let o = &self.owned[i];
+        let port = &mut self.ports[o.port as usize];
+        let q = &mut port.queues[o.queue as usize];
+        q.aqm.set_params(cfg, self.mtu, self.now)?;
+        q.non_ect_drop = cfg.non_ect() == crate::aqm::NonEct::Drop;
+        self.log.push(ControlRow { time: self.now, node: port.node, port: port.local, queue: o.queue, action: q.aqm.describe() });
+        Ok(())
+    }
+}
+
+/// A controller's behaviour.
+pub trait Control {
+    /// The first tick, or the tick after one at `now`; `None`: no more ticks.
+    fn next_tick(&self, now: Option<Time>) -> Option<Time>;
+    fn on_tick(&mut self, tick: &mut Tick);
+}
+
+/// Every controller, by variant.
+pub enum Controller {
+    Schedule(schedule::Schedule),
+}
+
+impl Control for Controller {
+    fn next_tick(&self, now: Option<Time>) -> Option<Time> {
+        match self {
+            Controller::Schedule(c) => c.next_tick(now),
+        }
+    }
+    fn on_tick(&mut self, tick: &mut Tick) {
+        match self {
+            Controller::Schedule(c) => c.on_tick(tick),
+        }
+    }
+}
+
+/// A controller and the queues it owns.
+pub struct Instance {
+    pub ctl: Controller,
+    pub owned: Vec<Owned>,
+}
+
+#[derive(Default)]
+pub struct Controllers {
+    pub list: Vec<Instance>,
+}
+
+/// The queues a controller owns: the listed switch ports (or every switch port), queue `queue` (or every
+/// queue) of each.
+pub fn owned_queues(net: &Net, names: &[String], ports: &Option<Vec<PortRef>>, queue: Option<u32>, field: &str) -> Result<Vec<Owned>, ConfigError> {
+    let list: Vec<u32> = match ports {
+        None => net.switch_ports(),
+        Some(v) => {
+            let mut out = Vec::new();
+            for (i, pr) in v.iter().enumerate() {
+                let p = net.port_of(names, &pr.node, pr.port).ok_or_else(|| {
+                    ConfigError::new(format!("{field}.ports[{i}]"), format!("no port {} at a node named `{}`", pr.port, pr.node))
+                })?;
+                if !matches!(net.ports[p as usize].owner, crate::net::Owner::Switch(_)) {
+                    return Err(ConfigError::new(format!("{field}.ports[{i}].node"), "controllers own switch ports; this is a host"));
+                }
+                out.push(p);
+            }
+            out
+        }
+    };
+    let mut owned = Vec::new();
+    for p in list {
+        let nq = net.ports[p as usize].queues.len() as u32;
+        if let Some(q) = queue {
+            if q >= nq {
+                return Err(ConfigError::new(format!("{field}.queue"), format!("ports have queues 0–{}", nq - 1)));
+            }
+        }
+        for q in (0..nq).filter(|&q| queue.map_or(true, |x| x == q)) {
+            owned.push(Owned { port: p, queue: q, last: QueueCounters::default() });
+        }
+    }
+    Ok(owned)
+}
+
+impl Controllers {
+    /// Build the scenario's controller (if any) over the built network.
+    pub fn build(cfg: &Option<ControllerCfg>, net: &Net, names: &[String]) -> Result<Controllers, ConfigError> {
+        let field = "switch.controller";
+        let Some(cfg) = cfg else { return Ok(Controllers::default()) };
+        let inst = match cfg {
+            ControllerCfg::Schedule(c) => {
+                let owned = owned_queues(net, names, &c.ports, c.queue, field)?;
+                let ctl = c.build(field, net, &owned)?;
+                Instance { ctl: Controller::Schedule(ctl), owned }
+            }
+        };
+        Ok(Controllers { list: vec![inst] })
+    }
+}
+
+impl Sim {
+    /// Schedule every controller's first tick.
+    pub(crate) fn start_controllers(&mut self) {
+        for i in 0..self.ctl.list.len() {
+            if let Some(t) = self.ctl.list[i].ctl.next_tick(None) {
+                self.push(t, Ev::Control(i as u32));
+            }
+        }
+    }
+
+    pub(crate) fn control_tick(&mut self, i: u32) {
+        let now = self.now();
+        let inst = &mut self.ctl.list[i as usize];
+        let mut tick = Tick {
+            now,
+            ports: &mut self.net.ports,
+            owned: &mut inst.owned,
+            mtu: self.net.mtu as u64,
+            log: &mut self.rec.controller_steps,
+        };
+        inst.ctl.on_tick(&mut tick);
+        for o in inst.owned.iter_mut() {
+            let port = &mut self.net.ports[o.port as usize];
+            let q = &mut port.queues[o.queue as usize];
+            let mut c = q.count;
+            if port.paused & (1 << o.queue) != 0 {
+                c.paused_ps += now - port.paused_since[o.queue as usize];
+            }
+            o.last = c;
+            q.aqm.on_tick(now);
+        }
+        if let Some(t) = inst.ctl.next_tick(Some(now)) {
+            self.push(t, Ev::Control(i));
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! Hosts: where flows start and end. A flow's transport (`transport/`) writes segments into an outbox;
+//! here they become packets (ECN codepoint, PIAS priority, ECMP hash), pass the host's vSwitch slot
+//! (`vswitch.rs`), wait out the host's extra delay (`delay.rs`) and join the NIC's queue (`nic.rs`,
+//! `net/port.rs`). Packets that reach a host pass its vSwitch and go to the flow's transport.
+
+pub mod delay;
+pub mod nic;
+pub mod vswitch;
+
+use crate::net::packet::{Ecn, Packet, PktId, ACK_BYTES, HEADER_BYTES};
+use crate::records::FlowRow;
+use crate::rng::{mix64, Rng};
+use crate::sim::{Ev, Sim};
+use crate::transport::{Connection, Fire, Out, Params, Transport, MAX_TIMERS};
+use crate::units::Time;
+use crate::workload::NewFlow;
+use delay::{AppliesTo, DelayPer, DelaySampler};
+use vswitch::{Action, Shim, ShimOut, Toward, VSwitch};
+
+pub struct Host {
+    /// Extra delay of this host (drawn once when `per = "host"`).
+    pub delay: Time,
+    pub vswitch: Option<VSwitch>,
+}
+
+/// A live connection and what its packets carry.
+pub struct Slot {
+    pub conn: Connection,
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub hash: u32,
+    pub rhash: u32,
+    pub prio: u8,
+    pub delay_data: Time,
+    pub delay_ack: Time,
+    pub live: bool,
+    /// The traffic entry that started the flow.
+    pub entry: u32,
+}
+
+pub struct Hosts {
+    pub hosts: Vec<Host>,
+    /// Every transport of the run (`Scenario::transports`); a flow names its own by index.
+    pub transports: Vec<Params>,
+    /// PIAS demotion thresholds (bytes sent); empty when PIAS is off.
+    pub pias: Vec<u64>,
+    /// Extra host delay: the sampler (built once — a CDF file is read once), per flow or per host, and
+    /// whether ACKs get it too.
+    pub delay: Option<(DelaySampler, DelayPer, AppliesTo)>,
+    pub delay_rng: Rng,
+    pub slots: Vec<Slot>,
+    pub free_slots: Vec<u32>,
+    /// Slot of each traced flow (`u32::MAX`: none), kept only while flows are traced.
+    pub flow_slot: Vec<u32>,
+    pub outbox: Vec<Out>,
+    pub shim_out: ShimOut,
+}
+
+impl Sim {
+    /// A traffic source hands over a flow: record it, open its connection, send what the window allows.
+    pub(crate) fn start_flow(&mut self, f: NewFlow) {
+        let now = self.now();
+        let flow_id = self.rec.flows.len() as u32;
+        let hash = (mix64(self.seed() ^ ((f.src as u64) << 32 | f.dst as u64) ^ mix64(flow_id as u64 + 1)) >> 32) as u32;
+        let rhash = (mix64(hash as u64 ^ 0x5EED) >> 32) as u32;
+        let h = &mut self.hosts;
+        let (dd, da) = match &h.delay {
+            None => (0, 0),
+            Some((sampler, per, applies_to)) => {
+                let (ds, dr) = match per {
+                    DelayPer::Flow => {
+                        let d = sampler.draw(&mut h.delay_rng);
+                        (d, d)
+                    }
+                    DelayPer::Host => (h.hosts[f.src as usize].delay, h.hosts[f.dst as usize].delay),
+                };
+                (ds, if *applies_to == AppliesTo::All { dr } else { 0 })
+            }
+        };
+        let params = self.hosts.transports[f.transport as usize];
+        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da, &params);
+        self.rec.flows.push(FlowRow {
+            flow_id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            tag: f.tag,
+            transport: f.transport,
+            start: now,
+            finish: None,
+            ideal_fct: ideal,
+            standalone_fct: standalone,
+            base_rtt,
+            retransmits: 0,
+            timeouts: 0,
+        });
+        self.work.active_flows += 1;
+        if self.obs.trace_tags.contains(&f.tag) {
+            self.obs.trace_flows.push(flow_id);
+        }
+        let conn = Connection::new(flow_id, f.size, &params);
+        let slot = Slot {
+            conn,
+            flow: flow_id,
+            src: f.src,
+            dst: f.dst,
+            hash,
+            rhash,
+            prio: f.prio,
+            delay_data: dd,
+            delay_ack: da,
+            live: true,
+            entry: f.entry,
+        };
+        let h = &mut self.hosts;
+        let sid = if let Some(s) = h.free_slots.pop() {
+            h.slots[s as usize] = slot;
+            s
+        } else {
+            h.slots.push(slot);
+            (h.slots.len() - 1) as u32
+        };
+        if !self.obs.trace_flows.is_empty() {
+            let fs = &mut self.hosts.flow_slot;
+            if fs.len() <= flow_id as usize {
+                fs.resize(flow_id as usize + 1, u32::MAX);
+            }
+            fs[flow_id as usize] = sid;
+        }
+        let mut out = std::mem::take(&mut self.hosts.outbox);
+        self.hosts.slots[sid as usize].conn.start(now, &mut out);
+        self.flush(sid, &mut out);
+        self.hosts.outbox = out;
+    }
+
+    /// Turn what connection `sid` asked to send into packets and send them.
+    fn flush(&mut self, sid: u32, out: &mut Vec<Out>) {
+        let slot = &self.hosts.slots[sid as usize];
+        let (src, dst, hash, rhash, prio, dd, da, flow) =
+            (slot.src, slot.dst, slot.hash, slot.rhash, slot.prio, slot.delay_data, slot.delay_ack, slot.flow);
+        let ect = if slot.conn.ect() { Ecn::Ect } else { Ecn::NotEct };
+        for o in out.drain(..) {
+            let pias = &self.hosts.pias;
+            let (pkt, from, delay) = match o {
+                Out::Seg { seq, len, flags: f, ts } => (
+                    Packet {
+                        conn: sid,
+                        flow,
+                        seq,
+                        ack: 0,
+                        ts,
+                        enq: 0,
+                        src,
+                        dst,
+                        hash,
+                        size: if len == 0 { ACK_BYTES } else { (len + HEADER_BYTES).max(ACK_BYTES) },
+                        payload: len,
+                        win: 0,
+                        flags: f,
+                        ecn: ect,
+                        // PIAS: demote by the bytes the flow sent before this segment.
+                        prio: if pias.is_empty() { prio } else { pias.iter().filter(|&&t| seq >= t).count() as u8 },
+                    },
+                    src,
+                    dd,
+                ),
+                Out::Ack { ack, flags: f, ts_echo, win } => (
+                    Packet {
+                        conn: sid,
+                        flow,
+                        seq: 0,
+                        ack,
+                        ts: ts_echo,
+                        enq: 0,
+                        src: dst,
+                        dst: src,
+                        hash: rhash,
+                        size: ACK_BYTES,
+                        payload: 0,
+                        win,
+                        flags: f,
+                        ecn: Ecn::NotEct,
+                        prio: if pias.is_empty() { prio } else { 0 },
+                    },
+                    dst,
+                    da,
+                ),
+            };
+            let id = self.arena.alloc(pkt);
+            if self.hosts.hosts[from as usize].vswitch.is_some() && !self.shim_egress(from, id) {
+                continue;
+            }
+            self.send_packet(id, delay);
+        }
+        self.sync_timers(sid);
+    }
+
+    /// A packet leaves its host's stack: counted as sent, then the extra delay, then the NIC.
+    #[inline]
+    fn send_packet(&mut self, id: PktId, delay: Time) {
+        let size = self.arena.get(id).size as u64;
+        self.rec.meta.conservation.sent_packets += 1;
+        self.rec.meta.conservation.sent_bytes += size;
+        if delay > 0 {
+            let now = self.now();
+            self.push(now + delay, Ev::Release(id));
+        } else {
+            self.nic_release(id);
+        }
+    }
+
+    /// A packet reaches its sending host's NIC queue.
+    pub(crate) fn nic_release(&mut self, id: PktId) {
+        let pkt = self.arena.get(id);
+        let p = self.net.nic(pkt.src);
+        let port = &self.net.ports[p as usize];
+        let qi = match port.sched {
+            crate::net::port::Sched::FlowRr(_) => 0,
+            _ => (pkt.prio as usize).min(port.queues.len() - 1),
+        };
+        self.port_push(p, qi, id);
+    }
+
+    /// Show a packet leaving host `h`'s transports to its vSwitch; true if it goes on to the NIC.
+    fn shim_egress(&mut self, h: u32, id: PktId) -> bool {
+        let now = self.now();
+        let mut out = std::mem::take(&mut self.hosts.shim_out);
+        let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
+        let action = vs.egress(now, id, self.arena.get_mut(id), &mut out);
+        let pass = self.shim_action(action, id);
+        self.shim_emit(h, &mut out);
+        self.hosts.shim_out = out;
+        pass
+    }
+
+    /// Show a packet arriving at host `h` to its vSwitch; true if it goes on to the transport.
+    fn shim_ingress(&mut self, h: u32, id: PktId) -> bool {
+        let now = self.now();
+        let mut out = std::mem::take(&mut self.hosts.shim_out);
+        let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
+        let action = vs.ingress(now, id, self.arena.get_mut(id), &mut out);
+        let pass = self.shim_action(action, id);
+        self.shim_emit(h, &mut out);
+        self.hosts.shim_out = out;
+        pass
+    }
+
+    fn shim_action(&mut self, action: Action, id: PktId) -> bool {
+        match action {
+            Action::Pass => true,
+            Action::Hold => false,
+            Action::Drop => {
+                // Counted as sent, so that conservation still balances with the drop.
+                let size = self.arena.get(id).size as u64;
+                self.rec.meta.conservation.sent_packets += 1;
+                self.rec.meta.conservation.sent_bytes += size;
+                self.rec.meta.drops.vswitch += 1;
+                self.drop_pkt(id);
+                false
+            }
+        }
+    }
+
+    /// Send what a shim injected or released.
+    fn shim_emit(&mut self, h: u32, out: &mut ShimOut) {
+        for (to, pkt) in std::mem::take(&mut out.inject) {
+            let id = self.arena.alloc(pkt);
+            match to {
+                Toward::Network => self.send_packet(id, 0),
+                Toward::Transport => {
+                    let size = pkt.size as u64;
+                    self.rec.meta.conservation.sent_packets += 1;
+                    self.rec.meta.conservation.sent_bytes += size;
+                    self.deliver(h, id);
+                }
+            }
+        }
+        for (to, id) in std::mem::take(&mut out.release) {
+            match to {
+                Toward::Network => self.send_packet(id, 0),
+                Toward::Transport => self.deliver(h, id),
+            }
+        }
+    }
+
+    fn sync_timers(&mut self, sid: u32) {
+        let c = &mut self.hosts.slots[sid as usize].conn;
+        let mut due = [None; MAX_TIMERS];
+        for (i, d) in due.iter_mut().enumerate() {
+            *d = c.timer(i).and_then(|t| t.needs_entry());
+        }
+        for (i, d) in due.into_iter().enumerate() {
+            if let Some(t) = d {
+                self.push(t, Ev::Timer { slot: sid, timer: i as u8 });
+            }
+        }
+    }
+
+    pub(crate) fn timer_fired(&mut self, sid: u32, i: u8) {
+        let now = self.now();
+        let Some(slot) = self.hosts.slots.get_mut(sid as usize).filter(|s| s.live) else { return };
+        let Some(timer) = slot.conn.timer(i as usize) else { return };
+        match timer.fire(now) {
+            Fire::Ignore => {}
+            Fire::Rearm(t) => self.push(t, Ev::Timer { slot: sid, timer: i }),
+            Fire::Expired => {
+                let mut out = std::mem::take(&mut self.hosts.outbox);
+                self.hosts.slots[sid as usize].conn.on_timer(i as usize, now, &mut out);
+                self.flush(sid, &mut out);
+                self.hosts.outbox = out;
+            }
+        }
+    }
+
+    /// A data packet left its sender's NIC: TSQ accounting, and sending what it held back.
+    pub(crate) fn host_departure(&mut self, sid: u32, flow: u32, payload: u32) {
+        let now = self.now();
+        let Some(slot) = self.hosts.slots.get_mut(sid as usize).filter(|s| s.live && s.flow == flow) else { return };
+        let mut out = std::mem::take(&mut self.hosts.outbox);
+        slot.conn.departed(payload, now, &mut out);
+        self.flush(sid, &mut out);
+        self.hosts.outbox = out;
+    }
+
+    /// A packet reaches host `host` from the network.
+    pub(crate) fn host_receive(&mut self, host: u32, id: PktId) {
+        if self.hosts.hosts[host as usize].vswitch.is_some() && !self.shim_ingress(host, id) {
+            return;
+        }
+        self.deliver(host, id);
+    }
+
+    /// Hand a packet to its flow's transport at `host`.
+    fn deliver(&mut self, host: u32, id: PktId) {
+        let pkt = *self.arena.get(id);
+        self.rec.meta.conservation.delivered_packets += 1;
+        self.rec.meta.conservation.delivered_bytes += pkt.size as u64;
+        self.arena.free(id);
+        debug_assert_eq!(pkt.dst, host);
+        let sid = pkt.conn;
+        let now = self.now();
+        let Some(slot) = self.hosts.slots.get_mut(sid as usize) else { return };
+        if !slot.live || slot.flow != pkt.flow {
+            return; // a late packet of a connection that has closed
+        }
+        let mut out = std::mem::take(&mut self.hosts.outbox);
+        if host == slot.dst {
+            let done = slot.conn.at_receiver(now, &pkt, &mut out);
+            let entry = slot.entry;
+            if done {
+                self.rec.flows[pkt.flow as usize].finish = Some(now);
+                self.work.active_flows -= 1;
+            }
+            self.flush(sid, &mut out);
+            if done && self.work.sources[entry as usize].finished() {
+                self.push(now, Ev::Flow(entry));
+            }
+        } else {
+            slot.conn.at_sender(now, &pkt, &mut out);
+            self.flush(sid, &mut out);
+            let slot = &mut self.hosts.slots[sid as usize];
+            if slot.conn.closed() {
+                let f = &mut self.rec.flows[pkt.flow as usize];
+                (f.retransmits, f.timeouts) = slot.conn.losses();
+                slot.live = false;
+                for i in 0..MAX_TIMERS {
+                    if let Some(t) = slot.conn.timer(i) {
+                        t.deadline = None;
+                    }
+                }
+                if (pkt.flow as usize) < self.hosts.flow_slot.len() {
+                    self.hosts.flow_slot[pkt.flow as usize] = u32::MAX;
+                }
+                self.hosts.free_slots.push(sid);
+            }
+        }
+        self.hosts.outbox = out;
+    }
+}

@@ -1,0 +1,57 @@
+//! A link direction: the sending port serialises a packet (integer picoseconds, remainder carried), then
+//! the packet travels the propagation delay in the port's pipe — a FIFO with one event-queue entry for
+//! its head, so the event queue holds one entry per busy link, not one per packet in flight. Random loss
+//! is applied when a packet reaches the far end.
+
+use super::packet::PktId;
+use super::Owner;
+use crate::rng;
+use crate::sim::{Ev, Sim};
+
+impl Sim {
+    /// Put packet `id` (`size` bytes) on the wire of port `p`, which is free now.
+    #[inline]
+    pub(crate) fn transmit(&mut self, p: u32, id: PktId, size: u64) {
+        let now = self.now();
+        let port = &mut self.net.ports[p as usize];
+        let ser = port.serialise(size);
+        port.busy_until = now + ser;
+        port.tx_bytes += size;
+        self.packet_hops += 1;
+        let arrive = port.busy_until + port.delay;
+        port.pipe.push_back((arrive, id));
+        let first = port.pipe.len() == 1;
+        let more = port.pkts > 0;
+        let until = port.busy_until;
+        if more {
+            port.wake_pending = true;
+        }
+        if first {
+            self.push(arrive, Ev::Arrive(p));
+        }
+        if more {
+            self.push(until, Ev::Wake(p));
+        }
+    }
+
+    /// The head of port `p`'s pipe reaches the far node.
+    pub(crate) fn arrive(&mut self, p: u32) {
+        let port = &mut self.net.ports[p as usize];
+        let (_, id) = port.pipe.pop_front().unwrap();
+        if let Some(&(t, _)) = port.pipe.front() {
+            self.push(t, Ev::Arrive(p));
+        }
+        let port = &mut self.net.ports[p as usize];
+        if let Some(rng) = port.rng.as_mut() {
+            if rng::unit(rng) < port.loss {
+                self.rec.meta.drops.link_loss += 1;
+                self.drop_pkt(id);
+                return;
+            }
+        }
+        match port.peer_owner {
+            Owner::Host(h) => self.host_receive(h, id),
+            Owner::Switch(s) => self.switch_receive(s, id),
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! A port: up to 8 queues (one per priority), each with its AQM, a scheduler (strict priority or DWRR)
+//! between them, per-priority pause state and credits (for lossless fabrics), and counters per queue that
+//! AQMs, controllers and records read. At a host the port is the NIC (drop-tail, no buffer limit; see
+//! `host/nic.rs` for its per-flow round robin); at a switch a packet reaches it after the switch admitted
+//! it (`net/switch.rs`) and the AQM's enqueue decision, and the AQM decides again at dequeue.
+
+use super::packet::{Arena, Ecn, Packet, PktId};
+use super::Owner;
+use crate::aqm::{Aqm, Hooks, QueueCtx, Verdict};
+use crate::host::nic::FlowRr;
+use crate::rng::Rng;
+use crate::sim::{Ev, Sim};
+use crate::units::{Time, SEC};
+use std::collections::VecDeque;
+
+/// Cumulative counters of one queue (controllers take differences between ticks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    /// CE marks (packets) and their bytes.
+    pub marks: u64,
+    pub marked_bytes: u64,
+    /// Every drop at this queue: buffer, port limit, AQM.
+    pub drops: u64,
+    /// Time this queue's priority spent paused (ps), up to the last pause change.
+    pub paused_ps: Time,
+}
+
+pub struct Queue {
+    pub fifo: VecDeque<PktId>,
+    pub bytes: u64,
+    pub aqm: Aqm,
+    pub non_ect_drop: bool,
+    pub deficit: u64,
+    pub count: QueueCounters,
+    /// Marks and drops since the last queue sample.
+    pub s_marks: u64,
+    pub s_drops: u64,
+}
+
+impl Queue {
+    pub fn new(aqm: Aqm, non_ect_drop: bool) -> Queue {
+        Queue { fifo: VecDeque::new(), bytes: 0, aqm, non_ect_drop, deficit: 0, count: QueueCounters::default(), s_marks: 0, s_drops: 0 }
+    }
+
+    /// Carry out an AQM verdict on a packet: mark CE (a Not-ECT packet passes or is dropped per
+    /// `non_ect`), count it. Returns true when the packet must be dropped.
+    #[inline]
+    pub fn apply(&mut self, v: Verdict, pkt: &mut Packet) -> bool {
+        let drop = match v {
+            Verdict::Pass => false,
+            Verdict::Mark if pkt.ecn != Ecn::NotEct => {
+                pkt.ecn = Ecn::Ce;
+                self.count.marks += 1;
+                self.count.marked_bytes += pkt.size as u64;
+                self.s_marks += 1;
+                false
+            }
+            Verdict::Mark => self.non_ect_drop,
+            Verdict::Drop => true,
+        };
+        if drop {
+            self.count_drop();
+        }
+        drop
+    }
+
+    #[inline]
+    pub fn count_drop(&mut self) {
+        self.count.drops += 1;
+        self.s_drops += 1;
+    }
+}
+
+/// How a port picks the queue it serves next.
+pub enum Sched {
+    /// Strict priority: the lowest-numbered non-empty, unpaused queue.
+    Sp,
+    /// Deficit weighted round robin, quantum = weight × MTU.
+    Dwrr { quantum: Vec<u64>, cur: usize, fresh: bool },
+    /// A host NIC serving its flows in turn (one queue, `host.nic.scheduling = "round_robin"`).
+    FlowRr(Box<FlowRr>),
+}
+
+pub struct Port {
+    pub owner: Owner,
+    /// Node number of the owner and of the far end (records and routing use node numbers).
+    pub node: u32,
+    pub local: u32,
+    pub peer: u32,
+    pub peer_owner: Owner,
+    pub rate: u64,
+    pub delay: Time,
+    pub loss: f64,
+    pub queues: Vec<Queue>,
+    pub sched: Sched,
+    pub bytes: u64,
+    pub pkts: u32,
+    pub limit: u64,
+    pub busy_until: Time,
+    pub wake_pending: bool,
+    /// Remainder of bits × 10¹² not yet turned into whole picoseconds.
+    pub carry: u64,
+    /// Exact picoseconds per byte when the rate divides 8·10¹² (every common rate); 0 otherwise.
+    pub ps_per_byte: u64,
+    pub pipe: VecDeque<(Time, PktId)>,
+    pub tx_bytes: u64,
+    pub tx_bytes_link_sample: u64,
+    pub rng: Option<Rng>,
+    /// Bit k set ⇔ priority k may not send (PFC PAUSE received, or no InfiniBand credits).
+    pub paused: u8,
+    /// When each priority's current pause began.
+    pub paused_since: [Time; 8],
+    /// Credits per priority in bytes, for credit-based flow control; `u64::MAX` = not credit-limited.
+    pub credits: [u64; 8],
+}
+
+impl Port {
+    /// Serialisation time of `size` bytes in whole picoseconds; the remainder is carried so the long-run
+    /// rate is exact.
+    #[inline]
+    pub fn serialise(&mut self, size: u64) -> Time {
+        if self.ps_per_byte != 0 {
+            size * self.ps_per_byte
+        } else {
+            let bits_ps = size as u128 * 8 * SEC as u128 + self.carry as u128;
+            self.carry = (bits_ps % self.rate as u128) as u64;
+            (bits_ps / self.rate as u128) as Time
+        }
+    }
+
+    #[inline]
+    fn eligible(&self, q: usize) -> bool {
+        !self.queues[q].fifo.is_empty() && self.paused & (1 << q) == 0
+    }
+
+    /// The queue the scheduler serves next, if any queue has a packet and may send.
+    fn pick(&mut self, arena: &Arena) -> Option<usize> {
+        if self.paused != 0 && !(0..self.queues.len()).any(|q| self.eligible(q)) {
+            return None;
+        }
+        let paused = self.paused;
+        match &mut self.sched {
+            Sched::Sp => self.queues.iter().enumerate().position(|(i, q)| !q.fifo.is_empty() && paused & (1 << i) == 0),
+            Sched::FlowRr(_) => Some(0),
+            Sched::Dwrr { quantum, cur, fresh } => loop {
+                let q = &mut self.queues[*cur];
+                if q.fifo.is_empty() {
+                    q.deficit = 0;
+                    *cur = (*cur + 1) % quantum.len();
+                    *fresh = true;
+                    continue;
+                }
+                if paused & (1 << *cur) != 0 {
+                    // A paused queue keeps its deficit and waits for its turn after the pause.
+                    *cur = (*cur + 1) % quantum.len();
+                    *fresh = true;
+                    continue;
+                }
+                if *fresh {
+                    q.deficit += quantum[*cur];
+                    *fresh = false;
+                }
+                let head = arena.get(*q.fifo.front().unwrap()).size as u64;
+                if q.deficit >= head {
+                    q.deficit -= head;
+                    let i = *cur;
+                    if q.fifo.len() == 1 {
+                        q.deficit = 0;
+                        *cur = (*cur + 1) % quantum.len();
+                        *fresh = true;
+                    }
+                    break Some(i);
+                }
+                *cur = (*cur + 1) % quantum.len();
+                *fresh = true;
+            },
+        }
+    }
+
+    /// Take the head packet of queue `qi`.
+    #[inline]
+    fn pop(&mut self, qi: usize, arena: &Arena) -> PktId {
+        let id = match &mut self.sched {
+            Sched::FlowRr(rr) => rr.pop(arena),
+            _ => self.queues[qi].fifo.pop_front().unwrap(),
+        };
+        let size = arena.get(id).size as u64;
+        let q = &mut self.queues[qi];
+        q.bytes -= size;
+        self.bytes -= size;
+        self.pkts -= 1;
+        id
+    }
+
+    #[inline]
+    pub(crate) fn ctx(&self, qi: usize, now: Time, mtu: u32) -> QueueCtx {
+        let q = &self.queues[qi];
+        QueueCtx {
+            now,
+            queue_bytes: q.bytes,
+            queue_pkts: q.fifo.len() as u32,
+            port_bytes: self.bytes,
+            port_rate: self.rate,
+            mtu,
+            paused: self.paused & (1 << qi) != 0,
+        }
+    }
+}
+
+impl Sim {
+    /// Queue a packet at port `p` (a switch has already admitted it and run the enqueue-time AQM) and
+    /// start sending if the port is idle.
+    #[inline]
+    pub(crate) fn port_push(&mut self, p: u32, qi: usize, id: PktId) {
+        let now = self.now();
+        let pkt = self.arena.get_mut(id);
+        pkt.enq = now;
+        let size = pkt.size as u64;
+        let port = &mut self.net.ports[p as usize];
+        match &mut port.sched {
+            Sched::FlowRr(rr) => rr.push(pkt.conn, id),
+            _ => port.queues[qi].fifo.push_back(id),
+        }
+        let q = &mut port.queues[qi];
+        q.bytes += size;
+        port.bytes += size;
+        port.pkts += 1;
+        if !port.wake_pending {
+            if port.busy_until <= now {
+                self.start_tx(p);
+            } else {
+                port.wake_pending = true;
+                let t = port.busy_until;
+                self.push(t, Ev::Wake(p));
+            }
+        }
+    }
+
+    pub(crate) fn wake(&mut self, p: u32) {
+        let port = &mut self.net.ports[p as usize];
+        port.wake_pending = false;
+        if port.pkts > 0 {
+            self.start_tx(p);
+        }
+    }
+
+    /// Pick the next packet by the scheduler, run the dequeue-time AQM, serialise it onto the link.
+    pub(crate) fn start_tx(&mut self, p: u32) {
+        let now = self.now();
+        let mtu = self.net.mtu;
+        let port = &mut self.net.ports[p as usize];
+        let owner = port.owner;
+        if port.busy_until < now && matches!(owner, Owner::Switch(_)) {
+            // The link went idle with every queue empty (CoDel leaves its dropping state).
+            for q in port.queues.iter_mut() {
+                q.aqm.on_idle();
+            }
+        }
+        // The queue the scheduler picked; after a dequeue-time drop the same queue is asked again at the
+        // same instant (RFC 8289's dequeue loop), then the scheduler if it ran dry.
+        let mut picked: Option<usize> = None;
+        loop {
+            let port = &mut self.net.ports[p as usize];
+            if port.pkts == 0 {
+                return;
+            }
+            let qi = match picked.filter(|&q| port.eligible(q)) {
+                Some(q) => q,
+                None => match port.pick(&self.arena) {
+                    Some(q) => q,
+                    None => return, // everything left is paused
+                },
+            };
+            picked = Some(qi);
+            let id = port.pop(qi, &self.arena);
+            let size = self.arena.get(id).size as u64;
+            let tsq = match owner {
+                Owner::Switch(s) => {
+                    self.net.switches[s as usize].used -= size;
+                    let ctx = port.ctx(qi, now, mtu);
+                    let q = &mut port.queues[qi];
+                    let pkt = self.arena.get_mut(id);
+                    let sw = &mut self.net.switches[s as usize];
+                    let v = q.aqm.on_dequeue(&ctx, now - pkt.enq, &mut sw.rng);
+                    if q.fifo.is_empty() {
+                        q.aqm.on_empty(now);
+                    }
+                    if q.apply(v, pkt) {
+                        self.rec.meta.drops.aqm += 1;
+                        self.drop_pkt(id);
+                        continue;
+                    }
+                    None
+                }
+                Owner::Host(h) => {
+                    let pkt = self.arena.get(id);
+                    (pkt.payload > 0 && pkt.src == h).then_some((pkt.conn, pkt.flow, pkt.payload))
+                }
+            };
+            let port = &mut self.net.ports[p as usize];
+            let q = &mut port.queues[qi];
+            q.count.tx_pkts += 1;
+            q.count.tx_bytes += size;
+            self.transmit(p, id, size);
+            if let Some((sid, flow, payload)) = tsq {
+                self.host_departure(sid, flow, payload);
+            }
+            return;
+        }
+    }
+
+    /// Pause or resume priority `prio` of port `p` (PFC, credits): counts paused time, tells the queue's
+    /// AQM, and restarts sending on resume.
+    pub fn set_paused(&mut self, p: u32, prio: u8, on: bool) {
+        let now = self.now();
+        let port = &mut self.net.ports[p as usize];
+        let bit = 1u8 << prio;
+        if (port.paused & bit != 0) == on {
+            return;
+        }
+        let qi = (prio as usize).min(port.queues.len() - 1);
+        if on {
+            port.paused |= bit;
+            port.paused_since[prio as usize] = now;
+        } else {
+            port.paused &= !bit;
+            port.queues[qi].count.paused_ps += now - port.paused_since[prio as usize];
+        }
+        port.queues[qi].aqm.on_pause(now, on);
+        if !on && port.pkts > 0 && !port.wake_pending && port.busy_until <= now {
+            self.start_tx(p);
+        }
+    }
+
+    pub(crate) fn drop_pkt(&mut self, id: PktId) {
+        let size = self.arena.get(id).size as u64;
+        self.rec.meta.conservation.dropped_packets += 1;
+        self.rec.meta.conservation.dropped_bytes += size;
+        self.arena.free(id);
+    }
+}

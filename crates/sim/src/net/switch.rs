@@ -1,0 +1,101 @@
+//! A switch: output-queued, with a shared buffer under the dynamic-threshold admission rule of commodity
+//! chips and/or a static limit per egress port, and ECMP routing by a seeded five-tuple hash (per flow)
+//! or per packet (spraying). Every route is precomputed: for each destination host, the ports one hop
+//! closer.
+
+use super::packet::PktId;
+use crate::aqm::Hooks;
+use crate::rng::{mix64, Rng};
+use crate::sim::Sim;
+use crate::units::Time;
+
+pub struct Switch {
+    /// Shared buffer (bytes; `u64::MAX` = unlimited) and what is in use.
+    pub buffer: u64,
+    pub used: u64,
+    /// Per-switch ECMP salt, so that switches at different tiers split differently.
+    pub salt: u64,
+    /// The AQMs' and spraying's random stream.
+    pub rng: Rng,
+}
+
+impl Switch {
+    #[inline]
+    fn rng_u32(&mut self) -> u32 {
+        use rand::RngCore;
+        self.rng.next_u32()
+    }
+}
+
+impl Sim {
+    /// A packet arrives at switch `s`: route it, admit it to the egress queue, run the AQM's enqueue
+    /// decision, queue it.
+    pub(crate) fn switch_receive(&mut self, s: u32, id: PktId) {
+        let pkt = self.arena.get(id);
+        let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
+        let p = self.route(s, pkt.dst, hash);
+        let now = self.now();
+        let mtu = self.net.mtu;
+        let pkt = self.arena.get_mut(id);
+        let size = pkt.size as u64;
+        let port = &mut self.net.ports[p as usize];
+        let qi = (pkt.prio as usize).min(port.queues.len() - 1);
+        let sw = &mut self.net.switches[s as usize];
+        if port.bytes + size > port.limit {
+            port.queues[qi].count_drop();
+            self.rec.meta.drops.port_buffer += 1;
+            self.drop_pkt(id);
+            return;
+        }
+        if sw.buffer != u64::MAX {
+            let free = sw.buffer.saturating_sub(sw.used);
+            // Dynamic threshold: a queue may grow to alpha × (free shared buffer).
+            if size > free || (port.queues[qi].bytes + size) as f64 > self.net.alpha * free as f64 {
+                port.queues[qi].count_drop();
+                self.rec.meta.drops.buffer += 1;
+                self.drop_pkt(id);
+                return;
+            }
+        }
+        let ctx = port.ctx(qi, now, mtu);
+        let q = &mut port.queues[qi];
+        let v = q.aqm.on_enqueue(&ctx, &mut sw.rng);
+        if q.apply(v, pkt) {
+            self.rec.meta.drops.aqm += 1;
+            self.drop_pkt(id);
+            return;
+        }
+        sw.used += size;
+        self.port_push(p, qi, id);
+    }
+
+    /// The egress port at switch `s` toward host `dst` for a packet with this hash.
+    #[inline]
+    pub(crate) fn route(&self, s: u32, dst: u32, hash: u32) -> u32 {
+        let n = &self.net;
+        let (start, len) = n.routes[s as usize * n.n_hosts as usize + dst as usize];
+        if len == 1 {
+            return n.route_ports[start as usize];
+        }
+        // Multiply-shift maps the 32-bit mixed hash onto [0, len) without a division.
+        let h = (mix64(hash as u64 ^ n.switches[s as usize].salt) >> 32) as u32;
+        let k = ((h as u64 * len as u64) >> 32) as u32;
+        n.route_ports[(start + k) as usize]
+    }
+
+    /// (rate, delay) of every link on the path of a packet from host `src` to host `dst` with this hash.
+    pub(crate) fn path(&self, src: u32, dst: u32, hash: u32) -> Vec<(u64, Time)> {
+        let mut v = Vec::new();
+        let mut p = self.net.nic(src);
+        loop {
+            let port = &self.net.ports[p as usize];
+            v.push((port.rate, port.delay));
+            match port.peer_owner {
+                super::Owner::Host(h) if h == dst => break,
+                super::Owner::Host(_) => panic!("route from {src} to {dst} reached another host"),
+                super::Owner::Switch(s) => p = self.route(s, dst, hash),
+            }
+        }
+        v
+    }
+}

@@ -1,0 +1,310 @@
+//! Building a run from a scenario: ports and switches from the topology, routes, hosts and their
+//! transports, traffic, controllers and what to record.
+
+use super::{Ev, Sim};
+use crate::aqm::{Aqm, AqmCfg, NonEct};
+use crate::config::{ConfigError, Ecmp, QueueSel, Scenario, SchedulerCfg};
+use crate::control::Controllers;
+use crate::engine::Engine;
+use crate::host::delay::{DelayPer, DelaySampler};
+use crate::host::nic::{FlowRr, Scheduling};
+use crate::host::vswitch::VSwitch;
+use crate::host::{Host, Hosts};
+use crate::net::packet::Arena;
+use crate::net::port::{Port, Queue, Sched};
+use crate::net::switch::Switch;
+use crate::net::topology::{LinkSpec, Topo};
+use crate::net::{Net, Owner};
+use crate::records::{Recorder, Records};
+use crate::rng::{self, mix64};
+use crate::units::{Time, SEC};
+use crate::workload::{self, HostInfo, Tags};
+use std::collections::VecDeque;
+use std::io::Write;
+
+fn hash_str(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+impl Sim {
+    /// Build from TOML text (parse + validate + build). Errors name the field.
+    pub fn from_toml(text: &str) -> Result<Sim, ConfigError> {
+        let sc = Scenario::from_toml(text)?;
+        let mut s = Sim::new(&sc)?;
+        s.config_hash = hash_str(text);
+        Ok(s)
+    }
+
+    pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
+        sc.validate()?;
+        let topo = Topo::build(&sc.topology)?;
+        let (transports, transport_of) = sc.transports()?;
+        let net = build_net(sc, &topo)?;
+        let n_hosts = topo.n_hosts;
+        let hosts = build_hosts(sc, &net, transports)?;
+        let host_rate: Vec<u64> = (0..n_hosts).map(|h| net.ports[net.nic(h) as usize].rate).collect();
+        let info = HostInfo { n_hosts, host_rate, rack: topo.rack.clone(), rack_uplink: topo.rack_uplink.clone() };
+        let mut tags = Tags::default();
+        let work = workload::build(&sc.traffic, sc.seed, &info, sc.switch.mtu as u64, &mut tags, &transport_of)?;
+        let obs = build_recorder(sc, &topo, &net, tags)?;
+        let ctl = Controllers::build(&sc.switch.controller, &net, &topo.names)?;
+        let mut sim = Sim {
+            eng: Engine::default(),
+            arena: Arena::new(),
+            net,
+            hosts,
+            work,
+            ctl,
+            obs,
+            rec: Records::default(),
+            events: 0,
+            packet_hops: 0,
+            seed: sc.seed,
+            stop_time: sc.stop_time(),
+            all_flows_done: sc.stop.all_flows_done,
+            warmup: sc.warmup.map(|w| w.0).unwrap_or(0),
+            config_hash: String::new(),
+            name: sc.name.clone(),
+        };
+        sim.rec.meta.node_names = topo.names.clone();
+        sim.rec.meta.transports = sim.hosts.transports.iter().map(|p| p.label()).collect();
+        for i in 0..sim.work.sources.len() {
+            if let Some(t) = sim.work.sources[i].peek() {
+                sim.push(t, Ev::Flow(i as u32));
+            }
+        }
+        let r = &sc.record;
+        let from = r.sample_from.0;
+        if let Some(i) = sim.obs.sample_interval {
+            sim.push(from + i, Ev::Sample);
+        }
+        if let Some(i) = sim.obs.link_interval {
+            sim.push(if from > 0 { from } else { i }, Ev::LinkSample);
+        }
+        if !sim.obs.trace_flows.is_empty() || !sim.obs.trace_tags.is_empty() {
+            sim.push(0, Ev::Trace);
+        }
+        sim.start_controllers();
+        Ok(sim)
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+/// Ports per node in the order its links are listed, switches, and every route.
+fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
+    let sw = &sc.switch;
+    let mtu = sw.mtu;
+    let n_nodes = topo.n_nodes() as usize;
+    let n_hosts = topo.n_hosts;
+    let owner = |n: usize| if (n as u32) < n_hosts { Owner::Host(n as u32) } else { Owner::Switch(n as u32 - n_hosts) };
+    let mut node_links: Vec<Vec<(u32, LinkSpec)>> = vec![vec![]; n_nodes];
+    for &(a, b, l) in &topo.links {
+        node_links[a as usize].push((b, l));
+        node_links[b as usize].push((a, l));
+    }
+    let buffer = sw.buffer.map(|b| b.0.bytes(mtu as u64)).unwrap_or(u64::MAX);
+    let port_limit = sw.port_buffer.map(|b| b.0.bytes(mtu as u64)).unwrap_or(u64::MAX);
+    let mut switches = Vec::new();
+    let mut node_ports = Vec::with_capacity(n_nodes);
+    let mut ports: Vec<Port> = Vec::new();
+    for (n, links) in node_links.iter().enumerate() {
+        let own = owner(n);
+        if let Owner::Switch(_) = own {
+            switches.push(Switch {
+                buffer,
+                used: 0,
+                salt: mix64(sc.seed ^ 0xECE0 ^ mix64(n as u64)),
+                rng: rng::stream(sc.seed, "switch", n as u64),
+            });
+        }
+        node_ports.push((ports.len() as u32, links.len() as u32));
+        for (i, &(peer, l)) in links.iter().enumerate() {
+            // Hosts get the same queues as switches (PIAS tags packets at the NIC too), drop-tail.
+            let nq = sw.queues as usize;
+            let queues = (0..nq)
+                .map(|q| {
+                    let cfg = match own {
+                        Owner::Host(_) => AqmCfg::default(),
+                        Owner::Switch(_) => sw.aqm.get(q),
+                    };
+                    Queue::new(Aqm::from_cfg(&cfg, mtu as u64), cfg.non_ect() == NonEct::Drop)
+                })
+                .collect();
+            let sched = match (own, &sw.scheduler) {
+                (Owner::Host(_), _) if sc.host.nic.scheduling == Scheduling::RoundRobin => Sched::FlowRr(Box::<FlowRr>::default()),
+                (_, SchedulerCfg::Sp {}) => Sched::Sp,
+                (_, SchedulerCfg::Dwrr { weights }) => Sched::Dwrr {
+                    quantum: weights.iter().map(|&w| w as u64 * mtu as u64).collect(),
+                    cur: 0,
+                    fresh: true,
+                },
+            };
+            let gid = ports.len() as u64;
+            ports.push(Port {
+                owner: own,
+                node: n as u32,
+                local: i as u32,
+                peer,
+                peer_owner: owner(peer as usize),
+                rate: l.rate,
+                delay: l.delay,
+                loss: l.loss,
+                queues,
+                sched,
+                bytes: 0,
+                pkts: 0,
+                limit: if let Owner::Host(_) = own { u64::MAX } else { port_limit },
+                busy_until: 0,
+                wake_pending: false,
+                carry: 0,
+                ps_per_byte: if (8 * SEC) % l.rate == 0 { 8 * SEC / l.rate } else { 0 },
+                pipe: VecDeque::new(),
+                tx_bytes: 0,
+                tx_bytes_link_sample: 0,
+                rng: (l.loss > 0.0).then(|| rng::stream(sc.seed, "link_loss", gid)),
+                paused: 0,
+                paused_since: [0; 8],
+                credits: [u64::MAX; 8],
+            });
+        }
+    }
+    // Routing: for each switch and destination host, every neighbour one hop closer.
+    let mut adj = vec![vec![]; n_nodes];
+    for &(a, b, _) in &topo.links {
+        adj[a as usize].push(b);
+        adj[b as usize].push(a);
+    }
+    let n_sw = n_nodes - n_hosts as usize;
+    let mut routes = vec![(0u32, 0u32); n_sw * n_hosts as usize];
+    let mut route_ports = Vec::new();
+    for d in 0..n_hosts {
+        let dist = topo.dist_to(&adj, d);
+        for s in n_hosts as usize..n_nodes {
+            let start = route_ports.len() as u32;
+            if dist[s] != u32::MAX {
+                let (p0, np) = node_ports[s];
+                for p in p0..p0 + np {
+                    let peer = ports[p as usize].peer as usize;
+                    if dist[peer] != u32::MAX && dist[peer] + 1 == dist[s] {
+                        route_ports.push(p);
+                    }
+                }
+            }
+            routes[(s - n_hosts as usize) * n_hosts as usize + d as usize] = (start, route_ports.len() as u32 - start);
+        }
+    }
+    Ok(Net {
+        ports,
+        switches,
+        n_hosts,
+        node_ports,
+        routes,
+        route_ports,
+        ecmp_packet: sw.ecmp == Ecmp::Packet,
+        mtu,
+        alpha: sw.alpha,
+    })
+}
+
+fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Params>) -> Result<Hosts, ConfigError> {
+    let mtu = sc.switch.mtu as u64;
+    // Extra host delay, drawn once per host.
+    let mut delay_rng = rng::stream(sc.seed, "extra_delay", 0);
+    let delay = match &sc.host.extra_delay {
+        Some(d) => Some((DelaySampler::new(d)?, d.per(), d.applies_to())),
+        None => None,
+    };
+    let mut hosts = Vec::with_capacity(net.n_hosts as usize);
+    for _ in 0..net.n_hosts {
+        let d = match &delay {
+            Some((sampler, DelayPer::Host, _)) => sampler.draw(&mut delay_rng),
+            _ => 0,
+        };
+        let vswitch = match &sc.host.vswitch {
+            Some(c) => Some(VSwitch::new(c)?),
+            None => None,
+        };
+        hosts.push(Host { delay: d, vswitch });
+    }
+    Ok(Hosts {
+        hosts,
+        transports,
+        pias: sc.host.pias.as_ref().map(|p| p.thresholds.iter().map(|b| b.0.bytes(mtu)).collect()).unwrap_or_default(),
+        delay,
+        delay_rng,
+        slots: Vec::new(),
+        free_slots: Vec::new(),
+        flow_slot: Vec::new(),
+        outbox: Vec::with_capacity(64),
+        shim_out: Default::default(),
+    })
+}
+
+fn build_recorder(sc: &Scenario, topo: &Topo, net: &Net, tags: Tags) -> Result<Recorder, ConfigError> {
+    let r = &sc.record;
+    let mut trace_tags = Vec::new();
+    for (i, t) in r.trace_tags.iter().enumerate() {
+        match tags.0.iter().position(|x| x == t) {
+            Some(id) if !t.is_empty() => trace_tags.push(id as u16),
+            _ => {
+                let known: Vec<&str> = tags.0.iter().filter(|x| !x.is_empty()).map(|x| x.as_str()).collect();
+                return Err(ConfigError::new(
+                    format!("record.trace_tags[{i}]"),
+                    format!(
+                        "no traffic has the tag `{t}`; tags in this scenario: {}",
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    ),
+                ));
+            }
+        }
+    }
+    let (sample_ports, busiest) = match &r.queues {
+        QueueSel::All => (net.switch_ports(), None),
+        QueueSel::Busiest => (net.switch_ports(), Some(r.busiest as usize)),
+        QueueSel::List(list) => {
+            let mut v = Vec::new();
+            for (i, pr) in list.iter().enumerate() {
+                let n = topo.names.iter().position(|x| *x == pr.node).ok_or_else(|| {
+                    ConfigError::new(format!("record.queues[{i}].node"), format!("no node named `{}`", pr.node))
+                })?;
+                let (p0, np) = net.node_ports[n];
+                if pr.port >= np {
+                    return Err(ConfigError::new(format!("record.queues[{i}].port"), format!("node `{}` has ports 0–{}", pr.node, np - 1)));
+                }
+                v.push(p0 + pr.port);
+            }
+            (v, None)
+        }
+    };
+    let queue_stream = match &r.queue_stream {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| ConfigError::new("record.queue_stream", format!("cannot create `{p}`: {e}")))?;
+            let mut w = std::io::BufWriter::new(f);
+            writeln!(w, "{}", crate::records::queue_header()).ok();
+            Some(w)
+        }
+        None => None,
+    };
+    Ok(Recorder {
+        tags,
+        sample_ports,
+        sample_interval: r.queue_sample_interval.map(|d| d.0),
+        link_interval: r.link_sample_interval.or(r.queue_sample_interval).map(|d| d.0),
+        sample_until: r.sample_until.map(|d| d.0).unwrap_or(Time::MAX),
+        link_primed: r.sample_from.0 == 0,
+        busiest,
+        queue_stream,
+        trace_flows: r.trace_flows.iter().map(|&f| f as u32).collect(),
+        trace_tags,
+        trace_interval: r.trace_interval.0,
+    })
+}

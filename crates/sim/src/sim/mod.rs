@@ -1,0 +1,166 @@
+//! The composition root: a scenario built into the network, hosts, traffic and records, and the events
+//! that move between them. Each event is handed to the part that owns it; a packet's path is one file per
+//! step: `host/mod.rs` (the transport's segments become packets) → `host/vswitch.rs` → `net/port.rs` (the
+//! host's NIC queue, then every switch port's queue and AQM) → `net/link.rs` (serialisation, the pipe) →
+//! `net/switch.rs` (routing, buffer admission) → … → `host/mod.rs` (delivery to the transport).
+
+mod build;
+mod sample;
+
+use crate::aqm::Aqm;
+use crate::engine::{self, Engine, Model};
+use crate::host::Hosts;
+use crate::net::packet::{Arena, PktId};
+use crate::net::Net;
+use crate::records::{Recorder, Records};
+use crate::units::Time;
+use crate::workload::Workload;
+
+pub use crate::host::delay::DelaySampler;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ev {
+    /// A port finished serialising; send the next packet.
+    Wake(u32),
+    /// The head of a port's pipe reaches the far node.
+    Arrive(u32),
+    /// A transport timer of a connection slot (`timer` indexes the transport's timers). A slot reused by
+    /// a later flow needs no generation check: the handler acts only if the slot's own pending entry is
+    /// at this very time.
+    Timer { slot: u32, timer: u8 },
+    /// A traffic source's next flow starts.
+    Flow(u32),
+    /// A packet held by the extra NIC delay is released.
+    Release(PktId),
+    /// A controller's tick.
+    Control(u32),
+    Sample,
+    LinkSample,
+    Trace,
+}
+
+/// A scenario turned into a runnable simulation.
+pub struct Sim {
+    /// Time and pending events: one entry per busy port, per busy link, per armed timer, per traffic
+    /// source, per controller and per sampler.
+    pub(crate) eng: Engine<Ev>,
+    pub(crate) arena: Arena,
+    pub(crate) net: Net,
+    pub(crate) hosts: Hosts,
+    pub(crate) work: Workload,
+    pub(crate) ctl: crate::control::Controllers,
+    pub(crate) obs: Recorder,
+    pub rec: Records,
+    pub events: u64,
+    pub packet_hops: u64,
+    seed: u64,
+    stop_time: Time,
+    all_flows_done: bool,
+    warmup: Time,
+    config_hash: String,
+    name: String,
+}
+
+impl Model for Sim {
+    type Event = Ev;
+
+    #[inline]
+    fn engine(&mut self) -> &mut Engine<Ev> {
+        &mut self.eng
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Wake(p) => self.wake(p),
+            Ev::Arrive(p) => self.arrive(p),
+            Ev::Timer { slot, timer } => self.timer_fired(slot, timer),
+            Ev::Flow(i) => self.next_flow(i),
+            Ev::Release(pkt) => self.nic_release(pkt),
+            Ev::Control(i) => self.control_tick(i),
+            Ev::Sample => self.sample_queues(),
+            Ev::LinkSample => self.sample_links(),
+            Ev::Trace => self.sample_traces(),
+        }
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.all_flows_done && self.work.active_flows == 0 && self.work.exhausted()
+    }
+
+    fn exhausted(&self) -> bool {
+        self.work.exhausted()
+    }
+}
+
+impl Sim {
+    /// Current simulated time.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.eng.now()
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, t: Time, ev: Ev) {
+        self.eng.schedule(t, ev);
+    }
+
+    /// The AQM of one queue, to read its state or change its parameters between `run_until` steps (a
+    /// change applies to the next decision). `node` is a node name (`sw0`, `leaf3`, …).
+    pub fn aqm_mut(&mut self, node: &str, port: u32, queue: u32) -> Option<&mut Aqm> {
+        let p = self.net.port_of(&self.rec.meta.node_names, node, port)?;
+        self.net.ports[p as usize].queues.get_mut(queue as usize).map(|q| &mut q.aqm)
+    }
+
+    pub fn stop_time(&self) -> Time {
+        self.stop_time
+    }
+
+    pub fn flows_started(&self) -> u64 {
+        self.rec.flows.len() as u64
+    }
+
+    pub fn flows_finished(&self) -> u64 {
+        self.rec.flows.len() as u64 - self.work.active_flows
+    }
+
+    /// Run until `limit` (or the end of the scenario). Returns true when the scenario is over.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        let stop = self.stop_time;
+        let over = engine::run_until(self, limit, stop);
+        self.events = self.eng.events;
+        over
+    }
+
+    /// Run to the end and return the records.
+    pub fn run(mut self) -> Records {
+        let wall = std::time::Instant::now();
+        let cpu0 = cpu_seconds();
+        let _ = self.run_until(Time::MAX);
+        self.finish(wall.elapsed().as_secs_f64(), cpu_seconds() - cpu0)
+    }
+
+    fn next_flow(&mut self, i: u32) {
+        let f = self.work.sources[i as usize].pop();
+        self.start_flow(f);
+        if let Some(t) = self.work.sources[i as usize].peek() {
+            let now = self.now();
+            self.push(t.max(now), Ev::Flow(i));
+        }
+    }
+}
+
+/// User + system CPU time of this process.
+pub fn cpu_seconds() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Peak resident set size of this process.
+pub fn peak_rss_bytes() -> u64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss as u64 * 1024
+}

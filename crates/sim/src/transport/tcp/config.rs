@@ -1,0 +1,183 @@
+//! `transport = { kind = "tcp", … }`: TCP's keys, defaults and checks, and the resolved [`TcpParams`].
+
+use super::cc::CcName;
+use crate::config::{ConfigError, DelAck};
+use crate::net::packet::HEADER_BYTES;
+use crate::units::{Bytes, Dur, Size, Time, MS, SEC};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    /// Congestion control: `reno` (with `ecn = true`: ECN*), `dctcp`.
+    #[serde(default = "default_cc")]
+    pub cc: CcName,
+    /// ECN negotiated for the flow; DCTCP implies it.
+    pub ecn: Option<bool>,
+    #[serde(default = "default_min_rto")]
+    pub min_rto: Dur,
+    /// Ceiling of the retransmission timeout, backoff included (RFC 6298 §2.5 allows ≥ 60 s).
+    #[serde(default = "default_max_rto")]
+    pub max_rto: Dur,
+    /// Initial window in segments.
+    #[serde(default = "default_init_cwnd")]
+    pub init_cwnd: u32,
+    #[serde(default = "default_delack")]
+    pub delayed_ack: DelAck,
+    #[serde(default = "default_delack_timeout")]
+    pub delayed_ack_timeout: Dur,
+    /// Segment payload; default MTU − 40.
+    pub mss: Option<Bytes>,
+    /// Receive window advertised by the receiver (bytes, after window scaling).
+    #[serde(default = "default_rwnd")]
+    pub rwnd: Bytes,
+    /// Window-scale shift the receiver advertises (0–14).
+    #[serde(default = "default_wscale")]
+    pub wscale: u8,
+    /// Exchange SYN/SYN-ACK before the first byte.
+    #[serde(default)]
+    pub handshake: bool,
+    /// DCTCP's alpha gain g (RFC 8257: 1/16).
+    #[serde(default = "default_dctcp_g")]
+    pub dctcp_g: f64,
+    /// TCP Small Queues: the most data a connection keeps queued at its own host ("inf": off).
+    #[serde(default = "default_tsq")]
+    pub tsq_limit: Bytes,
+}
+
+fn default_cc() -> CcName {
+    CcName::Reno
+}
+fn default_min_rto() -> Dur {
+    Dur(5 * MS)
+}
+fn default_max_rto() -> Dur {
+    Dur(60 * SEC)
+}
+fn default_init_cwnd() -> u32 {
+    10
+}
+fn default_delack() -> DelAck {
+    DelAck(1)
+}
+fn default_delack_timeout() -> Dur {
+    Dur(MS)
+}
+fn default_rwnd() -> Bytes {
+    Bytes(Size::Bytes(1 << 30))
+}
+fn default_wscale() -> u8 {
+    14
+}
+fn default_tsq() -> Bytes {
+    // Linux's tcp_limit_output_bytes before 5.x.
+    Bytes(Size::Bytes(262_144))
+}
+fn default_dctcp_g() -> f64 {
+    1.0 / 16.0
+}
+
+impl Default for Cfg {
+    fn default() -> Self {
+        Cfg {
+            cc: default_cc(),
+            ecn: None,
+            min_rto: default_min_rto(),
+            max_rto: default_max_rto(),
+            init_cwnd: default_init_cwnd(),
+            delayed_ack: default_delack(),
+            delayed_ack_timeout: default_delack_timeout(),
+            mss: None,
+            rwnd: default_rwnd(),
+            wscale: default_wscale(),
+            handshake: false,
+            dctcp_g: default_dctcp_g(),
+            tsq_limit: default_tsq(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TcpParams {
+    pub cc: CcName,
+    pub ecn: bool,
+    pub mss: u32,
+    pub init_cwnd: u32,
+    pub min_rto: Time,
+    pub max_rto: Time,
+    pub delack: u32,
+    pub delack_timeout: Time,
+    pub rwnd: u64,
+    pub wscale: u8,
+    pub handshake: bool,
+    pub dctcp_g: f64,
+    /// TCP Small Queues: most payload bytes a connection keeps queued at its own host (extra-delay line
+    /// and NIC queue) before it waits for them to leave; `u64::MAX` turns it off.
+    pub tsq_limit: u64,
+}
+
+impl TcpParams {
+    /// `tcp:dctcp`, `tcp:reno+ecn`, `tcp:reno`.
+    pub fn label(&self) -> String {
+        let cc = self.cc.name();
+        if self.ecn && self.cc == CcName::Reno {
+            format!("tcp:{cc}+ecn")
+        } else {
+            format!("tcp:{cc}")
+        }
+    }
+}
+
+impl Cfg {
+    /// Check every key and resolve units; `field` is the table's path for errors.
+    pub fn resolve(&self, field: &str, mtu: u32) -> Result<TcpParams, ConfigError> {
+        let f = |k: &str| format!("{field}.{k}");
+        let ecn = match (self.cc, self.ecn) {
+            (CcName::Dctcp, Some(false)) => return Err(ConfigError::new(f("ecn"), "DCTCP needs ECN; remove `ecn = false`")),
+            (CcName::Dctcp, _) => true,
+            (_, e) => e.unwrap_or(false),
+        };
+        if self.tsq_limit.0 != Size::Inf && self.tsq_limit.0.bytes(mtu as u64) < mtu as u64 {
+            return Err(ConfigError::new(f("tsq_limit"), format!("must be at least one MTU ({mtu} B), or \"inf\" to turn it off")));
+        }
+        if self.init_cwnd == 0 {
+            return Err(ConfigError::new(f("init_cwnd"), "must be at least 1 segment"));
+        }
+        if let Some(m) = self.mss {
+            let b = m.0.bytes(mtu as u64);
+            if m.0 == Size::Inf || b == 0 || b + HEADER_BYTES as u64 > mtu as u64 {
+                return Err(ConfigError::new(f("mss"), format!("must be between 1 B and MTU − 40 = {} B", mtu - HEADER_BYTES)));
+            }
+        }
+        if self.wscale > 14 {
+            return Err(ConfigError::new(f("wscale"), "window scale shift is 0–14 (RFC 7323)"));
+        }
+        if !(self.dctcp_g > 0.0 && self.dctcp_g <= 1.0) {
+            return Err(ConfigError::new(f("dctcp_g"), "must be in (0, 1], e.g. 0.0625"));
+        }
+        if self.min_rto.0 == 0 {
+            return Err(ConfigError::new(f("min_rto"), "must be greater than zero"));
+        }
+        if self.max_rto.0 < self.min_rto.0 {
+            return Err(ConfigError::new(f("max_rto"), "must be at least min_rto"));
+        }
+        if self.rwnd.0 == Size::Inf || self.rwnd.0.bytes(mtu as u64) == 0 {
+            return Err(ConfigError::new(f("rwnd"), "must be a finite positive size"));
+        }
+        Ok(TcpParams {
+            cc: self.cc,
+            ecn,
+            mss: self.mss.map(|m| m.0.bytes(mtu as u64) as u32).unwrap_or(mtu - HEADER_BYTES),
+            init_cwnd: self.init_cwnd,
+            min_rto: self.min_rto.0,
+            max_rto: self.max_rto.0,
+            delack: self.delayed_ack.0,
+            delack_timeout: self.delayed_ack_timeout.0,
+            rwnd: self.rwnd.0.bytes(mtu as u64),
+            wscale: self.wscale,
+            handshake: self.handshake,
+            dctcp_g: self.dctcp_g,
+            tsq_limit: self.tsq_limit.0.bytes(mtu as u64),
+        })
+    }
+}
