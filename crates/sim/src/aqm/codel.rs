@@ -212,7 +212,7 @@ mod tests {
     use crate::units::US;
 
     fn ctx(now: Time, q: u64) -> QueueCtx {
-        QueueCtx { now, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500, paused: false }
+        QueueCtx { now, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
     }
 
     fn codel(mode: Mode) -> Codel {

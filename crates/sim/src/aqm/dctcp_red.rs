@@ -85,7 +85,7 @@ impl Cfg {
 mod tests {
     use super::*;
     fn ctx(q: u64) -> QueueCtx {
-        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500, paused: false }
+        QueueCtx { now: 0, queue_bytes: q, queue_pkts: 0, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 }
     }
     #[test]
     fn marks_strictly_above_k() {

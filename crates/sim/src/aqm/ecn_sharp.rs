@@ -355,7 +355,7 @@ mod tests {
     }
 
     fn ctx(now: Time) -> QueueCtx {
-        QueueCtx { now, queue_bytes: 0, queue_pkts: 0, port_bytes: 0, port_rate: 10_000_000_000, mtu: 1500, paused: false }
+        QueueCtx { now, queue_bytes: 0, queue_pkts: 0, port_bytes: 0, port_rate: 10_000_000_000, mtu: 1500 }
     }
 
     /// Feed (time, sojourn) pairs; return the times of marked packets.

@@ -37,8 +37,6 @@ pub struct QueueCtx {
     pub port_bytes: u64,
     pub port_rate: u64,
     pub mtu: u32,
-    /// This queue's priority is paused (PFC) or out of credits.
-    pub paused: bool,
 }
 
 /// Hooks of an AQM, all with no-op defaults: an algorithm overrides the ones it needs.
@@ -55,7 +53,8 @@ pub trait Hooks {
     fn on_empty(&mut self, _now: Time) {}
     /// The port's link became free while every queue was empty.
     fn on_idle(&mut self) {}
-    /// The queue's priority was paused (`true`) or resumed.
+    /// The queue's priority was paused (`true`) or resumed (PFC, credits). An AQM that needs the pause
+    /// state (TCD) keeps it from these calls; the time is exact.
     fn on_pause(&mut self, _now: Time, _paused: bool) {}
     /// A controller's periodic tick reached this queue.
     fn on_tick(&mut self, _now: Time) {}

@@ -35,6 +35,7 @@ impl Sim {
     }
 
     /// The head of port `p`'s pipe reaches the far node.
+    #[inline]
     pub(crate) fn arrive(&mut self, p: u32) {
         let port = &mut self.net.ports[p as usize];
         let (_, id) = port.pipe.pop_front().unwrap();

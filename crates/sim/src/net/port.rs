@@ -73,7 +73,9 @@ impl Queue {
     }
 }
 
-/// How a port picks the queue it serves next.
+/// How a port picks the queue it serves next. (`repr(u8)`: a one-byte tag is cheaper to test on every
+/// packet than the niche encoding Rust would pick.)
+#[repr(u8)]
 pub enum Sched {
     /// Strict priority: the lowest-numbered non-empty, unpaused queue.
     Sp,
@@ -204,7 +206,6 @@ impl Port {
             port_bytes: self.bytes,
             port_rate: self.rate,
             mtu,
-            paused: self.paused & (1 << qi) != 0,
         }
     }
 }
@@ -238,6 +239,7 @@ impl Sim {
         }
     }
 
+    #[inline]
     pub(crate) fn wake(&mut self, p: u32) {
         let port = &mut self.net.ports[p as usize];
         port.wake_pending = false;

@@ -30,6 +30,7 @@ impl Switch {
 impl Sim {
     /// A packet arrives at switch `s`: route it, admit it to the egress queue, run the AQM's enqueue
     /// decision, queue it.
+    #[inline]
     pub(crate) fn switch_receive(&mut self, s: u32, id: PktId) {
         let pkt = self.arena.get(id);
         let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };

@@ -69,6 +69,7 @@ impl Model for Sim {
         &mut self.eng
     }
 
+    #[inline(always)]
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::Wake(p) => self.wake(p),
