@@ -113,6 +113,28 @@ impl Sim {
         self.net.ports[p as usize].queues.get_mut(queue as usize).map(|q| &mut q.aqm)
     }
 
+    /// Cumulative counters of one queue (`node` by name).
+    pub fn queue_counters(&self, node: &str, port: u32, queue: u32) -> Option<crate::net::port::QueueCounters> {
+        let p = self.net.port_of(&self.rec.meta.node_names, node, port)?;
+        self.net.ports[p as usize].queues.get(queue as usize).map(|q| q.count)
+    }
+
+    /// Pause (`on`) or resume priority `prio` of a port, as a PFC PAUSE or a lack of credits would; false
+    /// if there is no such port or priority.
+    pub fn pause(&mut self, node: &str, port: u32, prio: u8, on: bool) -> bool {
+        let Some(p) = self.net.port_of(&self.rec.meta.node_names, node, port) else { return false };
+        if prio as usize >= self.net.ports[p as usize].queues.len() {
+            return false;
+        }
+        self.set_paused(p, prio, on);
+        true
+    }
+
+    /// What host `h`'s vSwitch has seen, for shims that count (none: no shim).
+    pub fn vswitch_seen(&self, h: u32) -> Option<crate::host::vswitch::Identity> {
+        self.hosts.hosts.get(h as usize)?.vswitch.as_ref()?.seen()
+    }
+
     pub fn stop_time(&self) -> Time {
         self.stop_time
     }
@@ -141,8 +163,13 @@ impl Sim {
         self.finish(wall.elapsed().as_secs_f64(), cpu_seconds() - cpu0)
     }
 
+    /// A traffic entry's next flow is due (or one of its flows finished while it waited).
     fn next_flow(&mut self, i: u32) {
-        let f = self.work.sources[i as usize].pop();
+        let e = &mut self.work.sources[i as usize];
+        if !e.may_start() {
+            return; // closed loop: it starts when one of the entry's flows finishes
+        }
+        let f = e.pop();
         self.start_flow(f);
         if let Some(t) = self.work.sources[i as usize].peek() {
             let now = self.now();

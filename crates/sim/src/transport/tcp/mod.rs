@@ -609,6 +609,42 @@ mod tests {
     }
 
     #[test]
+    fn rto_backoff_stops_at_max_rto() {
+        let ms = crate::units::MS;
+        let mut p = params(CcName::Reno, false);
+        p.max_rto = 20 * ms;
+        let mut c = Conn::new(0, 100_000, p);
+        let mut out = vec![];
+        c.start(0, &mut out);
+        let mut now = 0;
+        let mut gaps = vec![];
+        for _ in 0..5 {
+            let d = c.rto_timer.deadline.unwrap();
+            gaps.push(d - now);
+            now = d;
+            c.on_rto(now, &mut out);
+        }
+        assert_eq!(gaps, vec![5 * ms, 10 * ms, 20 * ms, 20 * ms, 20 * ms]);
+    }
+
+    #[test]
+    fn congestion_control_sees_latest_smoothed_and_minimum_rtt() {
+        let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+        let mut out = vec![];
+        c.start(0, &mut out);
+        c.on_ack(100, &ack(1000, false, 0), &mut out);
+        assert_eq!(c.ack_info(100, 1000, false).rtt, Rtt { latest: 100, srtt: 100, min: 100 });
+        c.on_ack(160, &ack(2000, true, 110), &mut out);
+        // SRTT ← 7/8·100 + 1/8·50 (integer ps), min 50.
+        let info = c.ack_info(160, 1000, true);
+        assert_eq!(info.rtt, Rtt { latest: 50, srtt: 93, min: 50 });
+        assert_eq!((info.acked, info.marked), (1000, 1000));
+        // A duplicate ACK gives no new sample.
+        c.on_ack(170, &ack(2000, false, 0), &mut out);
+        assert_eq!(c.ack_info(170, 0, false).rtt.latest, 0);
+    }
+
+    #[test]
     fn ecn_star_halves_once_per_window() {
         let mut c = Conn::new(0, 1_000_000, params(CcName::Reno, true));
         let mut out = vec![];
