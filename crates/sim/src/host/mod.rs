@@ -55,6 +55,8 @@ pub struct Hosts {
     pub flow_slot: Vec<u32>,
     pub outbox: Vec<Out>,
     pub shim_out: ShimOut,
+    /// Whether hosts run a vSwitch (one test per packet instead of a look at the host).
+    pub shims: bool,
 }
 
 impl Sim {
@@ -188,7 +190,7 @@ impl Sim {
                 ),
             };
             let id = self.arena.alloc(pkt);
-            if self.hosts.hosts[from as usize].vswitch.is_some() && !self.shim_egress(from, id) {
+            if self.hosts.shims && !self.shim_egress(from, id) {
                 continue;
             }
             self.send_packet(id, delay);
@@ -197,7 +199,7 @@ impl Sim {
     }
 
     /// A packet leaves its host's stack: counted as sent, then the extra delay, then the NIC.
-    #[inline]
+    #[inline(always)]
     fn send_packet(&mut self, id: PktId, delay: Time) {
         let size = self.arena.get(id).size as u64;
         self.rec.meta.conservation.sent_packets += 1;
@@ -211,14 +213,11 @@ impl Sim {
     }
 
     /// A packet reaches its sending host's NIC queue.
+    #[inline(always)]
     pub(crate) fn nic_release(&mut self, id: PktId) {
         let pkt = self.arena.get(id);
         let p = self.net.nic(pkt.src);
-        let port = &self.net.ports[p as usize];
-        let qi = match port.sched {
-            crate::net::port::Sched::FlowRr(_) => 0,
-            _ => (pkt.prio as usize).min(port.queues.len() - 1),
-        };
+        let qi = (pkt.prio as usize).min(self.net.ports[p as usize].queues.len() - 1);
         self.port_push(p, qi, id);
     }
 
@@ -285,11 +284,7 @@ impl Sim {
     }
 
     fn sync_timers(&mut self, sid: u32) {
-        let c = &mut self.hosts.slots[sid as usize].conn;
-        let mut due = [None; MAX_TIMERS];
-        for (i, d) in due.iter_mut().enumerate() {
-            *d = c.timer(i).and_then(|t| t.needs_entry());
-        }
+        let due = self.hosts.slots[sid as usize].conn.due();
         for (i, d) in due.into_iter().enumerate() {
             if let Some(t) = d {
                 self.push(t, Ev::Timer { slot: sid, timer: i as u8 });
@@ -324,8 +319,9 @@ impl Sim {
     }
 
     /// A packet reaches host `host` from the network.
+    #[inline(always)]
     pub(crate) fn host_receive(&mut self, host: u32, id: PktId) {
-        if self.hosts.hosts[host as usize].vswitch.is_some() && !self.shim_ingress(host, id) {
+        if self.hosts.shims && !self.shim_ingress(host, id) {
             return;
         }
         self.deliver(host, id);

@@ -10,7 +10,7 @@ use crate::sim::{Ev, Sim};
 
 impl Sim {
     /// Put packet `id` (`size` bytes) on the wire of port `p`, which is free now.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn transmit(&mut self, p: u32, id: PktId, size: u64) {
         let now = self.now();
         let port = &mut self.net.ports[p as usize];

@@ -46,7 +46,7 @@ impl Queue {
 
     /// Carry out an AQM verdict on a packet: mark CE (a Not-ECT packet passes or is dropped per
     /// `non_ect`), count it. Returns true when the packet must be dropped.
-    #[inline]
+    #[inline(always)]
     pub fn apply(&mut self, v: Verdict, pkt: &mut Packet) -> bool {
         let drop = match v {
             Verdict::Pass => false,
@@ -121,7 +121,7 @@ pub struct Port {
 impl Port {
     /// Serialisation time of `size` bytes in whole picoseconds; the remainder is carried so the long-run
     /// rate is exact.
-    #[inline]
+    #[inline(always)]
     pub fn serialise(&mut self, size: u64) -> Time {
         if self.ps_per_byte != 0 {
             size * self.ps_per_byte
@@ -144,7 +144,8 @@ impl Port {
         }
         let paused = self.paused;
         match &mut self.sched {
-            Sched::Sp => self.queues.iter().enumerate().position(|(i, q)| !q.fifo.is_empty() && paused & (1 << i) == 0),
+            Sched::Sp if paused == 0 => self.queues.iter().position(|q| !q.fifo.is_empty()),
+            Sched::Sp => (0..self.queues.len()).find(|&q| !self.queues[q].fifo.is_empty() && paused & (1 << q) == 0),
             Sched::FlowRr(_) => Some(0),
             Sched::Dwrr { quantum, cur, fresh } => loop {
                 let q = &mut self.queues[*cur];
@@ -182,7 +183,7 @@ impl Port {
     }
 
     /// Take the head packet of queue `qi`.
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self, qi: usize, arena: &Arena) -> PktId {
         let id = match &mut self.sched {
             Sched::FlowRr(rr) => rr.pop(arena),
@@ -190,13 +191,15 @@ impl Port {
         };
         let size = arena.get(id).size as u64;
         let q = &mut self.queues[qi];
+        q.count.tx_pkts += 1;
+        q.count.tx_bytes += size;
         q.bytes -= size;
         self.bytes -= size;
         self.pkts -= 1;
         id
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ctx(&self, qi: usize, now: Time, mtu: u32) -> QueueCtx {
         let q = &self.queues[qi];
         QueueCtx {
@@ -213,17 +216,23 @@ impl Port {
 impl Sim {
     /// Queue a packet at port `p` (a switch has already admitted it and run the enqueue-time AQM) and
     /// start sending if the port is idle.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn port_push(&mut self, p: u32, qi: usize, id: PktId) {
         let now = self.now();
         let pkt = self.arena.get_mut(id);
         pkt.enq = now;
         let size = pkt.size as u64;
         let port = &mut self.net.ports[p as usize];
-        match &mut port.sched {
-            Sched::FlowRr(rr) => rr.push(pkt.conn, id),
-            _ => port.queues[qi].fifo.push_back(id),
-        }
+        let qi = match &mut port.sched {
+            Sched::FlowRr(rr) => {
+                rr.push(pkt.conn, id);
+                0 // one queue, served flow by flow
+            }
+            _ => {
+                port.queues[qi].fifo.push_back(id);
+                qi
+            }
+        };
         let q = &mut port.queues[qi];
         q.bytes += size;
         port.bytes += size;
@@ -290,6 +299,8 @@ impl Sim {
                         q.aqm.on_empty(now);
                     }
                     if q.apply(v, pkt) {
+                        q.count.tx_pkts -= 1;
+                        q.count.tx_bytes -= size;
                         self.rec.meta.drops.aqm += 1;
                         self.drop_pkt(id);
                         continue;
@@ -301,10 +312,6 @@ impl Sim {
                     (pkt.payload > 0 && pkt.src == h).then_some((pkt.conn, pkt.flow, pkt.payload))
                 }
             };
-            let port = &mut self.net.ports[p as usize];
-            let q = &mut port.queues[qi];
-            q.count.tx_pkts += 1;
-            q.count.tx_bytes += size;
             self.transmit(p, id, size);
             if let Some((sid, flow, payload)) = tsq {
                 self.host_departure(sid, flow, payload);

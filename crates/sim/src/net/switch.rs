@@ -71,7 +71,7 @@ impl Sim {
     }
 
     /// The egress port at switch `s` toward host `dst` for a packet with this hash.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn route(&self, s: u32, dst: u32, hash: u32) -> u32 {
         let n = &self.net;
         let (start, len) = n.routes[s as usize * n.n_hosts as usize + dst as usize];

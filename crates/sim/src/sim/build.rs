@@ -245,6 +245,7 @@ fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Param
         flow_slot: Vec::new(),
         outbox: Vec::with_capacity(64),
         shim_out: Default::default(),
+        shims: sc.host.vswitch.is_some(),
     })
 }
 

@@ -43,6 +43,8 @@ pub trait Transport {
     fn departed(&mut self, _payload: u32, _now: Time, _out: &mut Vec<Out>) {}
     /// Timer `i` (0-based, fewer than [`MAX_TIMERS`]).
     fn timer(&mut self, i: usize) -> Option<&mut Timer>;
+    /// Event-queue entries the timers need now (`Timer::needs_entry` of each, in timer order).
+    fn due(&mut self) -> [Option<Time>; MAX_TIMERS];
     /// Timer `i` expired.
     fn on_timer(&mut self, i: usize, now: Time, out: &mut Vec<Out>);
     /// Both ends are done: the receiver holds every byte and the sender has every ACK it waits for.
@@ -98,6 +100,10 @@ impl Transport for Connection {
     #[inline]
     fn timer(&mut self, i: usize) -> Option<&mut Timer> {
         each!(self, c => c.timer(i))
+    }
+    #[inline]
+    fn due(&mut self) -> [Option<Time>; MAX_TIMERS] {
+        each!(self, c => c.due())
     }
     #[inline]
     fn on_timer(&mut self, i: usize, now: Time, out: &mut Vec<Out>) {

@@ -451,6 +451,10 @@ impl Transport for Conn {
             _ => None,
         }
     }
+    #[inline]
+    fn due(&mut self) -> [Option<Time>; super::MAX_TIMERS] {
+        [self.rto_timer.needs_entry(), self.delack_timer.needs_entry()]
+    }
     fn on_timer(&mut self, i: usize, now: Time, out: &mut Vec<Out>) {
         match i {
             0 => self.on_rto(now, out),
