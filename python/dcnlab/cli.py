@@ -1,4 +1,4 @@
-"""The `dcnlab` command line: run, summary, compare, plot, report, validate, sweep, demo.
+"""The `dcnlab` command line: run, summary, compare, plot, report, validate, schema, sweep, demo.
 
 Every bad input ends in one line naming the field and the fix, with exit code 2 (`--debug` shows the
 traceback)."""
@@ -12,6 +12,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -187,6 +188,24 @@ def validate_cmd(scenario: Path = typer.Argument(..., help="Scenario TOML file."
 
     validate(scenario)
     console.print(f"ok: {scenario}")
+
+
+@app.command("schema")
+def schema_cmd(
+    markdown: bool = typer.Option(False, "--markdown", help="Print docs/records.md (Markdown) instead of a table."),
+) -> None:
+    """The record tables and their columns (type, unit, meaning), as the core declares them."""
+    from .tables import markdown as records_markdown, schema
+
+    if markdown:
+        sys.stdout.write(records_markdown())
+        return
+    t = Table(title="record tables (docs/records.md)", title_justify="left")
+    for c in ("table", "column", "type", "unit", "meaning"):
+        t.add_column(c)
+    for row in schema().itertuples(index=False):
+        t.add_row(*(escape(v) for v in row))
+    console.print(t)
 
 
 @app.command("sweep")

@@ -12,6 +12,9 @@ import pandas as pd
 
 from . import _core
 from .scenario import ScenarioError, to_toml
+from .tables import TABLES, empty, frame, schema
+
+__all__ = ["Result", "TABLES", "load", "run", "schema", "summary", "validate"]
 
 Scenario = str | Path | Mapping[str, Any]
 
@@ -33,26 +36,32 @@ def _scenario_text(scenario: Scenario, base_dir: str | Path | None = None) -> tu
 
 @dataclass
 class Result:
-    """Records of one run: DataFrames with the columns of conventions.md, times in µs."""
+    """Records of one run: one DataFrame per table of `TABLES` (columns in `docs/records.md`), times in µs.
+
+    `meta` stays the fifth field and `controller_steps` comes after it, so that code building a Result
+    by position keeps working."""
 
     flows: pd.DataFrame
     queues: pd.DataFrame
     links: pd.DataFrame
     flow_trace: pd.DataFrame
     meta: dict = field(default_factory=dict)
+    controller_steps: pd.DataFrame = field(default_factory=lambda: empty("controller_steps"))
 
     def save(self, directory: str | Path) -> Path:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        for name in ("flows", "queues", "links", "flow_trace"):
+        for name in TABLES:
             getattr(self, name).to_parquet(d / f"{name}.parquet", index=False)
         (d / "meta.json").write_text(json.dumps(self.meta, indent=2))
         return d
 
 
 def load(directory: str | Path) -> Result:
+    """Records saved by `Result.save`. A table the folder lacks (saved before the table existed) is
+    empty, with its declared columns."""
     d = Path(directory)
-    frames = {n: pd.read_parquet(d / f"{n}.parquet") for n in ("flows", "queues", "links", "flow_trace")}
+    frames = {n: pd.read_parquet(d / f"{n}.parquet") if (d / f"{n}.parquet").exists() else empty(n) for n in TABLES}
     return Result(**frames, meta=json.loads((d / "meta.json").read_text()))
 
 
@@ -76,7 +85,7 @@ def run(
     text, base = _scenario_text(scenario, base_dir)
     raw = _core.run(text, base, progress, progress_interval_us)
     meta = json.loads(raw["meta"])
-    frames = {k: pd.DataFrame(raw[k]) for k in ("flows", "queues", "links", "flow_trace")}
+    frames = {k: frame(k, raw[k]) for k in TABLES}
     return Result(**frames, meta=meta)
 
 

@@ -1,7 +1,9 @@
 #![allow(unexpected_cfgs)]
 //! Thin PyO3 layer over dcnlab-sim: takes a scenario as TOML text, runs it with the GIL released, hands
-//! back columnar records as numpy arrays plus the run metadata as a dict.
+//! back columnar records as numpy arrays plus the run metadata as a dict. The tables and their columns
+//! come from the core's one declaration (`records/tables.rs`); nothing here names a column.
 
+use dcnlab_sim::records::{Column, ColumnData, TABLES};
 use dcnlab_sim::{Scenario, Sim};
 use numpy::IntoPyArray;
 use pyo3::create_exception;
@@ -71,65 +73,46 @@ fn run(
     }
     let rec = sim.finish(wall.elapsed().as_secs_f64(), dcnlab_sim::sim::cpu_seconds() - cpu0);
     let out = PyDict::new_bound(py);
-    let ps = |t: u64| t as f64 / US;
-    // flows
-    let f = &rec.flows;
-    let d = PyDict::new_bound(py);
-    d.set_item("flow_id", f.iter().map(|x| x.flow_id as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("src", f.iter().map(|x| x.src as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("dst", f.iter().map(|x| x.dst as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item(
-        "size",
-        f.iter().map(|x| if x.size == u64::MAX { f64::INFINITY } else { x.size as f64 }).collect::<Vec<_>>().into_pyarray_bound(py),
-    )?;
-    d.set_item("tag", f.iter().map(|x| rec.tag_name(x.tag).to_string()).collect::<Vec<_>>())?;
-    d.set_item("start_us", f.iter().map(|x| ps(x.start)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    let nan = f64::NAN;
-    d.set_item("finish_us", f.iter().map(|x| x.finish.map(ps).unwrap_or(nan)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("fct_us", f.iter().map(|x| x.fct().map(ps).unwrap_or(nan)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    let big = |t: u64| if t == u64::MAX { f64::INFINITY } else { ps(t) };
-    d.set_item("ideal_fct_us", f.iter().map(|x| big(x.ideal_fct)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("standalone_fct_us", f.iter().map(|x| big(x.standalone_fct)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("slowdown", f.iter().map(|x| x.slowdown().unwrap_or(nan)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("retransmits", f.iter().map(|x| x.retransmits as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("timeouts", f.iter().map(|x| x.timeouts as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("finished", f.iter().map(|x| x.finish.is_some()).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("base_rtt_us", f.iter().map(|x| ps(x.base_rtt)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    out.set_item("flows", d)?;
-    // queues
-    let names = &rec.meta.node_names;
-    let q = &rec.queues;
-    let d = PyDict::new_bound(py);
-    d.set_item("time_us", q.iter().map(|x| ps(x.time)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("node", q.iter().map(|x| names[x.node as usize].clone()).collect::<Vec<_>>())?;
-    d.set_item("port", q.iter().map(|x| x.port as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("queue", q.iter().map(|x| x.queue as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("bytes", q.iter().map(|x| x.bytes as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("packets", q.iter().map(|x| x.packets as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("marks", q.iter().map(|x| x.marks as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("drops", q.iter().map(|x| x.drops as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    out.set_item("queues", d)?;
-    // links
-    let l = &rec.links;
-    let d = PyDict::new_bound(py);
-    d.set_item("time_us", l.iter().map(|x| ps(x.time)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("node", l.iter().map(|x| names[x.node as usize].clone()).collect::<Vec<_>>())?;
-    d.set_item("port", l.iter().map(|x| x.port as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("tx_bytes", l.iter().map(|x| x.tx_bytes as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("utilization", l.iter().map(|x| x.utilization).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    out.set_item("links", d)?;
-    // flow_trace
-    let t = &rec.flow_trace;
-    let d = PyDict::new_bound(py);
-    d.set_item("time_us", t.iter().map(|x| ps(x.time)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("flow_id", t.iter().map(|x| x.flow_id as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("cwnd_bytes", t.iter().map(|x| x.cwnd_bytes).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("rate_bps", t.iter().map(|x| x.rate_bps).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("alpha", t.iter().map(|x| x.alpha).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("srtt_us", t.iter().map(|x| ps(x.srtt)).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    d.set_item("delivered_bytes", t.iter().map(|x| x.delivered_bytes as i64).collect::<Vec<_>>().into_pyarray_bound(py))?;
-    out.set_item("flow_trace", d)?;
+    for t in &TABLES {
+        out.set_item(t.name, columns(py, t.data(&rec))?)?;
+    }
     out.set_item("meta", serde_json::to_string(&rec.meta).unwrap())?;
+    Ok(out.into())
+}
+
+/// A table's columns as a dict: numpy arrays for numbers and flags, lists of str for strings.
+fn columns<'py>(py: Python<'py>, data: Vec<(&'static Column, ColumnData)>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    for (c, v) in data {
+        match v {
+            ColumnData::I64(v) => d.set_item(c.name, v.into_pyarray_bound(py))?,
+            ColumnData::F64(v) => d.set_item(c.name, v.into_pyarray_bound(py))?,
+            ColumnData::Bool(v) => d.set_item(c.name, v.into_pyarray_bound(py))?,
+            ColumnData::Str(v) => d.set_item(c.name, v)?,
+        }
+    }
+    Ok(d)
+}
+
+/// The record tables as declared in the core: `{table: [(column, type, unit, meaning), …]}` in column
+/// order, types `int`, `float`, `bool`, `str`. Python takes the table names from here.
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<PyObject> {
+    let out = PyDict::new_bound(py);
+    for t in &TABLES {
+        let cols: Vec<_> = t.columns().iter().map(|c| (c.name, c.ty.name(), c.unit, c.meaning)).collect();
+        out.set_item(t.name, cols)?;
+    }
+    Ok(out.into())
+}
+
+/// One line per table saying what a row is.
+#[pyfunction]
+fn table_meanings(py: Python<'_>) -> PyResult<PyObject> {
+    let out = PyDict::new_bound(py);
+    for t in &TABLES {
+        out.set_item(t.name, t.meaning)?;
+    }
     Ok(out.into())
 }
 
@@ -151,6 +134,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rate_bps, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(table_meanings, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,12 +1,21 @@
-//! Records: the tables of `conventions.md` (flows, queues, links, flow_trace), drop counts by reason and
-//! run metadata. Times are kept in picoseconds here and written as microseconds (`*_us`). `Recorder` is
-//! what a run samples and when; the sampling itself is in `sim/sample.rs`.
+//! Records: the tables of `conventions.md` (flows, queues, links, flow_trace, controller_steps), drop
+//! counts by reason and run metadata. Times are kept in picoseconds here and written as microseconds
+//! (`*_us`). Each table's columns are declared once, in `tables.rs`; the CSV files, the queue stream, the
+//! Python binding and `docs/records.md` derive from there. `Recorder` is what a run samples and when; the
+//! sampling itself is in `sim/sample.rs`.
 
 mod ideal;
+pub mod schema;
+mod tables;
+#[cfg(test)]
+mod tests;
 
-use crate::units::{Time, US};
+use crate::units::Time;
 use serde::Serialize;
 use std::io::Write;
+
+pub use schema::{Cell, Column, ColumnData, Table, Ty};
+pub use tables::{table, TABLES};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowRow {
@@ -176,70 +185,33 @@ pub struct Records {
     pub meta: Meta,
 }
 
-fn us(t: Time) -> f64 {
-    t as f64 / US as f64
+/// The header of the queue table's CSV (also of the queue stream).
+pub fn queue_header() -> String {
+    schema::header::<QueueRow>()
 }
 
-fn opt_f(v: Option<f64>) -> String {
-    v.map(|x| format!("{x}")).unwrap_or_else(|| "NaN".into())
-}
-
-/// CSV writers for the queue table (also used for streaming).
-pub fn queue_header() -> &'static str {
-    "time_us,node,port,queue,bytes,packets,marks,drops"
-}
-
+/// One line of the queue table's CSV, for streaming samples to disk as they are taken.
 pub fn write_queue_row(w: &mut impl Write, r: &QueueRow, names: &[String]) -> std::io::Result<()> {
-    writeln!(w, "{},{},{},{},{},{},{},{}", us(r.time), names[r.node as usize], r.port, r.queue, r.bytes, r.packets, r.marks, r.drops)
+    schema::write_row(w, r, schema::Names { nodes: names, ..Default::default() })
 }
 
 impl Records {
     pub fn tag_name(&self, id: u16) -> &str {
-        self.meta.tags.get(id as usize).map(|s| s.as_str()).unwrap_or("")
+        schema::Names::of(&self.meta).tag(id)
     }
 
-    /// Write `flows.csv`, `queues.csv`, `links.csv`, `flow_trace.csv` and `meta.json` into `dir`.
+    /// Every column of table `name` (see [`TABLES`]) with its values; `None` for an unknown table.
+    pub fn table(&self, name: &str) -> Option<Vec<(&'static Column, ColumnData)>> {
+        table(name).map(|t| t.data(self))
+    }
+
+    /// Write `NAME.csv` for every table of [`TABLES`] and `meta.json` into `dir`.
     pub fn write_dir(&self, dir: &std::path::Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("flows.csv"))?);
-        writeln!(w, "flow_id,src,dst,size,tag,start_us,finish_us,fct_us,ideal_fct_us,standalone_fct_us,slowdown,retransmits,timeouts,finished,base_rtt_us")?;
-        for f in &self.flows {
-            let size = if f.size == u64::MAX { "inf".to_string() } else { f.size.to_string() };
-            writeln!(
-                w,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                f.flow_id,
-                f.src,
-                f.dst,
-                size,
-                self.tag_name(f.tag),
-                us(f.start),
-                opt_f(f.finish.map(us)),
-                opt_f(f.fct().map(us)),
-                us(f.ideal_fct),
-                us(f.standalone_fct),
-                opt_f(f.slowdown()),
-                f.retransmits,
-                f.timeouts,
-                f.finish.is_some(),
-                us(f.base_rtt)
-            )?;
-        }
-        let names = &self.meta.node_names;
-        let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("queues.csv"))?);
-        writeln!(w, "{}", queue_header())?;
-        for r in &self.queues {
-            write_queue_row(&mut w, r, names)?;
-        }
-        let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("links.csv"))?);
-        writeln!(w, "time_us,node,port,tx_bytes,utilization")?;
-        for r in &self.links {
-            writeln!(w, "{},{},{},{},{}", us(r.time), names[r.node as usize], r.port, r.tx_bytes, r.utilization)?;
-        }
-        let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("flow_trace.csv"))?);
-        writeln!(w, "time_us,flow_id,cwnd_bytes,rate_bps,alpha,srtt_us,delivered_bytes")?;
-        for r in &self.flow_trace {
-            writeln!(w, "{},{},{},{},{},{},{}", us(r.time), r.flow_id, r.cwnd_bytes, r.rate_bps, r.alpha, us(r.srtt), r.delivered_bytes)?;
+        for t in &TABLES {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{}.csv", t.name)))?);
+            t.write_csv(self, &mut w)?;
+            w.flush()?;
         }
         std::fs::write(dir.join("meta.json"), serde_json::to_string_pretty(&self.meta).unwrap())?;
         Ok(())

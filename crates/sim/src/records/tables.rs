@@ -1,0 +1,150 @@
+//! Every record table's columns, declared once (the machinery is in `schema.rs`). Column names follow
+//! `conventions.md` ("Records"); a table's existing columns keep their order, new ones go at the end.
+//! `docs/records.md` is generated from here (`dcnlab schema --markdown`); a test keeps it in step.
+
+use super::schema::{us, us_or_nan, Cell, Col, Column, Row, Table, Ty};
+use super::{ControlRow, FlowRow, LinkRow, QueueRow, Records, TraceRow};
+
+/// Every table, in the order of the docs.
+pub static TABLES: [Table; 5] = [
+    Table::of::<FlowRow>(),
+    Table::of::<QueueRow>(),
+    Table::of::<LinkRow>(),
+    Table::of::<TraceRow>(),
+    Table::of::<ControlRow>(),
+];
+
+/// The table called `name`.
+pub fn table(name: &str) -> Option<&'static Table> {
+    TABLES.iter().find(|t| t.name == name)
+}
+
+const fn col<R>(name: &'static str, ty: Ty, unit: &'static str, meaning: &'static str, get: for<'a> fn(&'a R, super::schema::Names<'a>) -> Cell<'a>) -> Col<R> {
+    Col { column: Column { name, ty, unit, meaning }, get }
+}
+
+use Ty::{Bool, Float, Int, Str};
+
+const TIME_US: &str = "Sample time.";
+const NODE: &str = "The node's name (`meta.node_names`): a switch or a host.";
+const PORT: &str = "Egress port, numbered within the node.";
+const QUEUE: &str = "Queue of the port (its priority / DWRR class).";
+
+impl Row for FlowRow {
+    const NAME: &'static str = "flows";
+    const MEANING: &'static str = "One row per flow started, finished or not (unfinished flows have `finished = false` and NaN times).";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("flow_id", Int, "", "The flow's number, in the order flows start (from 0).", |r, _| Cell::Int(r.flow_id as i64)),
+        col("src", Int, "", "Sending host, numbered from 0 in the order the topology lists hosts.", |r, _| Cell::Int(r.src as i64)),
+        col("dst", Int, "", "Receiving host, numbered as `src`.", |r, _| Cell::Int(r.dst as i64)),
+        col("size", Float, "bytes", "Payload bytes; inf for a long-lived flow.", |r, _| Cell::Size(r.size)),
+        col("tag", Str, "", "The traffic entry's tag (\"\" when it has none).", |r, n| Cell::Str(n.tag(r.tag))),
+        col("start_us", Float, "us", "When the flow's first byte is handed to the transport.", |r, _| Cell::Float(us(r.start))),
+        col("finish_us", Float, "us", "When the receiver holds the last byte in order; NaN if unfinished.", |r, _| {
+            Cell::Float(us_or_nan(r.finish))
+        }),
+        col("fct_us", Float, "us", "Flow completion time, finish − start; NaN if unfinished.", |r, _| Cell::Float(us_or_nan(r.fct()))),
+        col(
+            "ideal_fct_us",
+            Float,
+            "us",
+            "The flow alone on the empty network, on its actual path (conventions.md); long-lived flows: +inf in DataFrames, 18446744073709.55 in the CSV.",
+            |r, _| Cell::UsOrInf(r.ideal_fct),
+        ),
+        col(
+            "standalone_fct_us",
+            Float,
+            "us",
+            "HPCC's standalone FCT: base RTT + wire bytes at the bottleneck rate; long-lived flows as `ideal_fct_us`.",
+            |r, _| Cell::UsOrInf(r.standalone_fct),
+        ),
+        col("slowdown", Float, "", "FCT / ideal FCT, unclamped (≥ 1); NaN if unfinished.", |r, _| {
+            Cell::Float(r.slowdown().unwrap_or(f64::NAN))
+        }),
+        col("retransmits", Int, "packets", "Segments the sender retransmitted.", |r, _| Cell::Int(r.retransmits as i64)),
+        col("timeouts", Int, "", "Retransmission timeouts of the sender.", |r, _| Cell::Int(r.timeouts as i64)),
+        col("finished", Bool, "", "The receiver got the whole flow before the run stopped.", |r, _| Cell::Bool(r.finish.is_some())),
+        col(
+            "base_rtt_us",
+            Float,
+            "us",
+            "A full segment out and its ACK back on the empty network, the flow's extra host delays included.",
+            |r, _| Cell::Float(us(r.base_rtt)),
+        ),
+        col(
+            "transport",
+            Str,
+            "",
+            "The flow's effective transport and congestion control (`meta.transports`), e.g. `tcp:dctcp`.",
+            |r, n| Cell::Str(n.transport(r.transport)),
+        ),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.flows
+    }
+}
+
+impl Row for QueueRow {
+    const NAME: &'static str = "queues";
+    const MEANING: &'static str = "Samples of the queues of the ports `record.queues` selects, every `record.queue_sample_interval`.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("time_us", Float, "us", TIME_US, |r, _| Cell::Float(us(r.time))),
+        col("node", Str, "", NODE, |r, n| Cell::Str(n.node(r.node))),
+        col("port", Int, "", PORT, |r, _| Cell::Int(r.port as i64)),
+        col("queue", Int, "", QUEUE, |r, _| Cell::Int(r.queue as i64)),
+        col("bytes", Int, "bytes", "Bytes in the queue at the sample.", |r, _| Cell::Int(r.bytes as i64)),
+        col("packets", Int, "packets", "Packets in the queue at the sample.", |r, _| Cell::Int(r.packets as i64)),
+        col("marks", Int, "packets", "Packets marked CE since the previous sample.", |r, _| Cell::Int(r.marks as i64)),
+        col("drops", Int, "packets", "Packets dropped since the previous sample.", |r, _| Cell::Int(r.drops as i64)),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.queues
+    }
+}
+
+impl Row for LinkRow {
+    const NAME: &'static str = "links";
+    const MEANING: &'static str = "Transmitted bytes of the sampled ports, per sample interval.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("time_us", Float, "us", TIME_US, |r, _| Cell::Float(us(r.time))),
+        col("node", Str, "", NODE, |r, n| Cell::Str(n.node(r.node))),
+        col("port", Int, "", PORT, |r, _| Cell::Int(r.port as i64)),
+        col("tx_bytes", Int, "bytes", "Bytes the port sent since the previous sample.", |r, _| Cell::Int(r.tx_bytes as i64)),
+        col("utilization", Float, "", "Sent bits / (link rate × interval): 1 is a busy link.", |r, _| Cell::Float(r.utilization)),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.links
+    }
+}
+
+impl Row for TraceRow {
+    const NAME: &'static str = "flow_trace";
+    const MEANING: &'static str = "Sender state of the flows `record.trace_flows` (or `trace_tags`) names, every `record.trace_interval`.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("time_us", Float, "us", TIME_US, |r, _| Cell::Float(us(r.time))),
+        col("flow_id", Int, "", "The flow (`flows.flow_id`).", |r, _| Cell::Int(r.flow_id as i64)),
+        col("cwnd_bytes", Float, "bytes", "Congestion window.", |r, _| Cell::Float(r.cwnd_bytes)),
+        col("rate_bps", Float, "bps", "The window's rate, cwnd / srtt (rate-based senders: their rate); NaN before the first RTT sample.", |r, _| Cell::Float(r.rate_bps)),
+        col("alpha", Float, "", "DCTCP's α, the estimated fraction of marked bytes (NaN for other controls).", |r, _| Cell::Float(r.alpha)),
+        col("srtt_us", Float, "us", "Smoothed RTT (0 before the first sample).", |r, _| Cell::Float(us(r.srtt))),
+        col("delivered_bytes", Int, "bytes", "Bytes the receiver holds in order.", |r, _| Cell::Int(r.delivered_bytes as i64)),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.flow_trace
+    }
+}
+
+impl Row for ControlRow {
+    const NAME: &'static str = "controller_steps";
+    const MEANING: &'static str = "One row per parameter change a controller (`switch.controller`) made to a queue's AQM.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("time_us", Float, "us", "When the change took effect.", |r, _| Cell::Float(us(r.time))),
+        col("node", Str, "", NODE, |r, n| Cell::Str(n.node(r.node))),
+        col("port", Int, "", PORT, |r, _| Cell::Int(r.port as i64)),
+        col("queue", Int, "", QUEUE, |r, _| Cell::Int(r.queue as i64)),
+        col("action", Str, "", "The AQM's kind and parameters after the change.", |r, _| Cell::Str(&r.action)),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.controller_steps
+    }
+}
