@@ -56,7 +56,7 @@ impl Tick<'_> {
         let port = &self.ports[o.port as usize];
         let mut c = port.queues[o.queue as usize].count;
         if port.paused & (1 << o.queue) != 0 {
-            c.paused_ps += self.now - port.paused_since[o.queue as usize];
+            c.paused_ps += self.now - port.fc.paused_since[o.queue as usize];
         }
         QueueCounters {
             tx_pkts: c.tx_pkts - o.last.tx_pkts,
@@ -199,7 +199,7 @@ impl Sim {
             let q = &mut port.queues[o.queue as usize];
             let mut c = q.count;
             if port.paused & (1 << o.queue) != 0 {
-                c.paused_ps += now - port.paused_since[o.queue as usize];
+                c.paused_ps += now - port.fc.paused_since[o.queue as usize];
             }
             o.last = c;
             q.aqm.on_tick(now);

@@ -112,10 +112,23 @@ pub struct Port {
     pub rng: Option<Rng>,
     /// Bit k set ⇔ priority k may not send (PFC PAUSE received, or no InfiniBand credits).
     pub paused: u8,
+    /// Per-priority flow-control state, kept apart: it is not touched per packet.
+    pub fc: Box<FlowCtl>,
+}
+
+/// Flow-control state of a port per priority.
+#[derive(Clone, Debug)]
+pub struct FlowCtl {
     /// When each priority's current pause began.
     pub paused_since: [Time; 8],
     /// Credits per priority in bytes, for credit-based flow control; `u64::MAX` = not credit-limited.
     pub credits: [u64; 8],
+}
+
+impl Default for FlowCtl {
+    fn default() -> Self {
+        FlowCtl { paused_since: [0; 8], credits: [u64::MAX; 8] }
+    }
 }
 
 impl Port {
@@ -139,14 +152,12 @@ impl Port {
 
     /// The queue the scheduler serves next, if any queue has a packet and may send.
     fn pick(&mut self, arena: &Arena) -> Option<usize> {
-        if self.paused != 0 && !(0..self.queues.len()).any(|q| self.eligible(q)) {
-            return None;
-        }
         let paused = self.paused;
         match &mut self.sched {
             Sched::Sp if paused == 0 => self.queues.iter().position(|q| !q.fifo.is_empty()),
             Sched::Sp => (0..self.queues.len()).find(|&q| !self.queues[q].fifo.is_empty() && paused & (1 << q) == 0),
-            Sched::FlowRr(_) => Some(0),
+            Sched::FlowRr(_) => (paused & 1 == 0).then_some(0),
+            Sched::Dwrr { .. } if paused != 0 && !self.queues.iter().enumerate().any(|(i, q)| !q.fifo.is_empty() && paused & (1 << i) == 0) => None,
             Sched::Dwrr { quantum, cur, fresh } => loop {
                 let q = &mut self.queues[*cur];
                 if q.fifo.is_empty() {
@@ -332,10 +343,10 @@ impl Sim {
         let qi = (prio as usize).min(port.queues.len() - 1);
         if on {
             port.paused |= bit;
-            port.paused_since[prio as usize] = now;
+            port.fc.paused_since[prio as usize] = now;
         } else {
             port.paused &= !bit;
-            port.queues[qi].count.paused_ps += now - port.paused_since[prio as usize];
+            port.queues[qi].count.paused_ps += now - port.fc.paused_since[prio as usize];
         }
         port.queues[qi].aqm.on_pause(now, on);
         if !on && port.pkts > 0 && !port.wake_pending && port.busy_until <= now {

@@ -171,8 +171,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
                 tx_bytes_link_sample: 0,
                 rng: (l.loss > 0.0).then(|| rng::stream(sc.seed, "link_loss", gid)),
                 paused: 0,
-                paused_since: [0; 8],
-                credits: [u64::MAX; 8],
+                fc: Box::default(),
             });
         }
     }
