@@ -2,8 +2,59 @@
 //! (`src,dst,size,start[,tag]`) or HPCC's `flow.txt` (what HPCC `traffic_gen/traffic_gen.py` writes), so
 //! that one flow list can drive both simulators.
 
-use super::{NewFlow, Tags};
+use super::{HostInfo, NewFlow, Source, Tags};
+use crate::config::kind::ConfigError;
 use crate::units::{parse_size, parse_time};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowFileFormat {
+    #[default]
+    Dcnlab,
+    Hpcc,
+}
+
+/// `{ kind = "file", path, format = "dcnlab"|"hpcc", tag }`; a relative path is taken from the scenario
+/// file's folder. `tag` is for flows whose line names none (HPCC's format has no tag column).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    pub path: String,
+    #[serde(default)]
+    pub format: FlowFileFormat,
+    pub tag: Option<String>,
+}
+
+impl Cfg {
+    pub fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
+        fix(&mut self.path);
+    }
+
+    /// Every flow of the file in start order; the endpoints must exist and differ.
+    pub fn build(&self, field: &str, hosts: &HostInfo, tags: &mut Tags) -> Result<Source, ConfigError> {
+        let (path, n) = (&self.path, hosts.n_hosts);
+        let at = format!("{field}.path");
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(&at, format!("cannot read flow file `{path}`: {e}")))?;
+        let tag = tags.id(&self.tag);
+        let mut flows = match self.format {
+            FlowFileFormat::Hpcc => parse_hpcc(&text, tag),
+            FlowFileFormat::Dcnlab => parse_dcnlab(&text, tag, tags),
+        }
+        .map_err(|e| ConfigError::new(&at, format!("flow file `{path}`: {e}")))?;
+        for (j, fl) in flows.iter().enumerate() {
+            if fl.src >= n || fl.dst >= n || fl.src == fl.dst {
+                return Err(ConfigError::new(
+                    at,
+                    format!("flow file `{path}`, flow {j}: endpoints {} → {} do not exist or are equal (hosts 0–{})", fl.src, fl.dst, n - 1),
+                ));
+            }
+        }
+        flows.sort_by_key(|f| f.start);
+        Ok(Source::List { flows, next: 0 })
+    }
+}
 
 /// HPCC's flow file: a count line, then `src dst priority_group dst_port size_bytes start_seconds`.
 pub fn parse_hpcc(text: &str, tag: u16) -> Result<Vec<NewFlow>, String> {
