@@ -11,6 +11,7 @@ use crate::aqm::AqmCfg;
 use crate::host::delay::DelayCfg;
 use crate::transport::TransportCfg;
 use crate::units::{Bytes, Dur, Rate, Size, Time};
+use crate::workload::Traffic;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -316,200 +317,6 @@ pub struct PiasCfg {
     pub thresholds: Vec<Bytes>,
 }
 
-/// Host lists or ranges: `3`, `[0, 1, 2]`, `"0-6"` (inclusive), or a list mixing both.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostSet(pub Vec<u32>);
-
-fn parse_range(s: &str) -> Result<Vec<u32>, String> {
-    let bad = || format!("`{s}` is not a host range; write \"A-B\" (inclusive) or a list of host numbers");
-    let (a, b) = s.split_once('-').ok_or_else(bad)?;
-    let a: u32 = a.trim().parse().map_err(|_| bad())?;
-    let b: u32 = b.trim().parse().map_err(|_| bad())?;
-    if b < a {
-        return Err(format!("host range `{s}` is empty (end before start)"));
-    }
-    Ok((a..=b).collect())
-}
-
-impl<'de> Deserialize<'de> for HostSet {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = HostSet;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "a host number, a range \"A-B\", or a list of them")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<HostSet, E> {
-                u32::try_from(v).map(|v| HostSet(vec![v])).map_err(|_| E::custom("host numbers are ≥ 0"))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<HostSet, E> {
-                parse_range(s).map(HostSet).map_err(E::custom)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<HostSet, A::Error> {
-                let mut out = Vec::new();
-                while let Some(h) = s.next_element::<HostSet>()? {
-                    out.extend(h.0);
-                }
-                Ok(HostSet(out))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadReference {
-    #[default]
-    Access,
-    Fabric,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum FlowFileFormat {
-    #[default]
-    Dcnlab,
-    Hpcc,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowSpec {
-    pub src: u32,
-    pub dst: u32,
-    pub size: Bytes,
-    #[serde(default = "zero_time")]
-    pub start: Dur,
-    pub tag: Option<String>,
-    /// Traffic class: the queue index at every port.
-    #[serde(default)]
-    pub priority: u8,
-}
-
-fn zero_time() -> Dur {
-    Dur(0)
-}
-
-/// One `[[traffic]]` entry: its kind with the kind's keys, and the keys every kind takes.
-#[derive(Debug, Clone)]
-pub struct Traffic {
-    pub kind: TrafficKind,
-    /// Keys merged over `host.transport` for this entry's flows.
-    pub transport: Option<toml::Table>,
-    /// The entry generates flows only inside this window.
-    pub active: Option<Active>,
-    /// At most this many of the entry's flows run at once; the next starts when one finishes.
-    pub max_in_flight: Option<u32>,
-}
-
-/// `active = { start, stop }` of a traffic entry.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Active {
-    #[serde(default = "zero_time")]
-    pub start: Dur,
-    pub stop: Option<Dur>,
-}
-
-impl<'de> Deserialize<'de> for Traffic {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut t = toml::Table::deserialize(d)?;
-        let mark = |k: &str, e: String| {
-            let (inner, msg) = split_marked(&e);
-            de::Error::custom(format!("{}{}{}{}", kind::PATH_MARK, join_path(k, &inner), kind::PATH_MARK, msg))
-        };
-        let transport = match t.remove("transport") {
-            None => None,
-            Some(toml::Value::Table(x)) => Some(x),
-            Some(_) => return Err(mark("transport", "must be a table such as { cc = \"dctcp\" }".into())),
-        };
-        let active = match t.remove("active") {
-            None => None,
-            Some(v) => Some(Active::deserialize(v).map_err(|e| mark("active", e.to_string()))?),
-        };
-        let max_in_flight = match t.remove("max_in_flight") {
-            None => None,
-            Some(v) => Some(u32::deserialize(v).map_err(|e| mark("max_in_flight", e.to_string()))?),
-        };
-        let kind = TrafficKind::deserialize(toml::Value::Table(t)).map_err(de::Error::custom)?;
-        Ok(Traffic { kind, transport, active, max_in_flight })
-    }
-}
-
-tagged_enum! {
-    #[derive(Debug, Clone)]
-    pub enum TrafficKind {
-        /// Flow sizes from a CDF, Poisson arrivals at a target load.
-        Poisson = "poisson" {
-            sizes: String,
-            load: f64,
-            flows: u64,
-            src: Option<HostSet>,
-            dst: Option<HostSet>,
-            #[serde(default)]
-            load_reference: LoadReference,
-            #[serde(default = "zero_time")]
-            start: Dur,
-            tag: Option<String>,
-            #[serde(default)]
-            priority: u8,
-        },
-        /// Many-to-one bursts: every sender sends `size` to `receiver` at `at` (+ k × period). With
-        /// `flows = N` a burst is N flows dealt round-robin over the senders (a query incast of N
-        /// concurrent flows from fewer hosts); with `size_max` each flow's size is uniform in
-        /// [size, size_max] bytes, drawn from the traffic stream.
-        Incast = "incast" {
-            senders: HostSet,
-            receiver: u32,
-            size: Bytes,
-            at: Dur,
-            #[serde(default)]
-            flows: Option<u32>,
-            #[serde(default)]
-            size_max: Option<Bytes>,
-            #[serde(default = "one")]
-            repeat: u32,
-            period: Option<Dur>,
-            tag: Option<String>,
-            #[serde(default)]
-            priority: u8,
-        },
-        /// Host i sends to host (i + stride) mod N.
-        Stride = "stride" {
-            stride: u32,
-            size: Bytes,
-            #[serde(default = "zero_time")]
-            start: Dur,
-            tag: Option<String>,
-            #[serde(default)]
-            priority: u8,
-        },
-        /// A random permutation: every host sends to exactly one other and receives from exactly one.
-        Permutation = "permutation" {
-            size: Bytes,
-            #[serde(default = "zero_time")]
-            start: Dur,
-            tag: Option<String>,
-            #[serde(default)]
-            priority: u8,
-        },
-        /// An inline list of flows.
-        Flows = "flows" { list: Vec<FlowSpec> },
-        /// A flow file: ours (`src,dst,size_bytes,start_us[,tag]` CSV) or HPCC's.
-        File = "file" {
-            path: String,
-            #[serde(default)]
-            format: FlowFileFormat,
-            tag: Option<String>,
-        },
-    }
-}
-
-fn one() -> u32 {
-    1
-}
-
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PortRef {
@@ -582,6 +389,9 @@ pub struct RecordCfg {
     pub trace_interval: Dur,
 }
 
+fn zero_time() -> Dur {
+    Dur(0)
+}
 fn default_busiest() -> u32 {
     8
 }
@@ -663,16 +473,7 @@ impl Scenario {
             fix(path);
         }
         for t in self.traffic.iter_mut() {
-            match &mut t.kind {
-                TrafficKind::File { path, .. } => fix(path),
-                TrafficKind::Poisson { sizes, .. } => {
-                    let builtin = crate::workload::BUILTIN_CDFS.iter().any(|(n, _)| n == sizes);
-                    if !builtin {
-                        fix(sizes);
-                    }
-                }
-                _ => {}
-            }
+            t.resolve_paths(&fix);
         }
         if let Some(p) = &mut self.record.queue_stream {
             fix(p);
@@ -761,50 +562,7 @@ impl Scenario {
             }
         }
         for (i, t) in s.traffic.iter().enumerate() {
-            let f = |k: &str| format!("traffic[{i}].{k}");
-            if let Some(a) = &t.active {
-                if a.stop.is_some_and(|s| s.0 <= a.start.0) {
-                    return Err(ConfigError::new(f("active.stop"), "must be later than active.start"));
-                }
-            }
-            if t.max_in_flight == Some(0) {
-                return Err(ConfigError::new(f("max_in_flight"), "must be at least 1 (leave it out for no limit)"));
-            }
-            match &t.kind {
-                TrafficKind::Poisson { load, flows, .. } => {
-                    if !(*load > 0.0 && *load <= 1.0) {
-                        return Err(ConfigError::new(f("load"), format!("load must be in (0, 1], got {load}")));
-                    }
-                    if *flows == 0 {
-                        return Err(ConfigError::new(f("flows"), "must be at least 1"));
-                    }
-                }
-                TrafficKind::Incast { size, repeat, period, senders, .. } => {
-                    check_flow_size(size, &f("size"))?;
-                    if senders.0.is_empty() {
-                        return Err(ConfigError::new(f("senders"), "needs at least one sender"));
-                    }
-                    if *repeat > 1 && period.is_none() {
-                        return Err(ConfigError::new(f("period"), "repeat > 1 needs a period"));
-                    }
-                    if *repeat == 0 {
-                        return Err(ConfigError::new(f("repeat"), "must be at least 1"));
-                    }
-                }
-                TrafficKind::Stride { size, stride, .. } => {
-                    check_flow_size(size, &f("size"))?;
-                    if *stride == 0 {
-                        return Err(ConfigError::new(f("stride"), "must be at least 1"));
-                    }
-                }
-                TrafficKind::Permutation { size, .. } => check_flow_size(size, &f("size"))?,
-                TrafficKind::Flows { list } => {
-                    for (j, fl) in list.iter().enumerate() {
-                        check_flow_size(&fl.size, &format!("traffic[{i}].list[{j}].size"))?;
-                    }
-                }
-                TrafficKind::File { .. } => {}
-            }
+            t.validate(&format!("traffic[{i}]"))?;
         }
         if let Some(w) = &s.record.queue_sample_interval {
             if w.0 == 0 {
@@ -852,11 +610,3 @@ impl Scenario {
         self.stop.time.or(self.stop.max_time).map(|d| d.0).unwrap_or(Time::MAX)
     }
 }
-
-fn check_flow_size(size: &Bytes, field: &str) -> Result<(), ConfigError> {
-    if size.0.bytes(1500) == 0 {
-        return Err(ConfigError::new(field, "flow size must be greater than zero"));
-    }
-    Ok(())
-}
-

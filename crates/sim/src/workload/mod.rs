@@ -1,104 +1,26 @@
-//! Traffic: flow-size CDFs, Poisson arrivals at a target load, incast, stride, permutation, flow lists and
-//! flow files. Traffic draws only from its own random streams, so two runs that differ in AQM or transport
-//! see identical flows.
+//! Traffic: what flows a run offers, from which host to which, when. Each `[[traffic]]` kind is one file
+//! that owns its config (`Cfg`: keys, defaults, checks) and builds its [`Source`]; adding a kind is that
+//! file plus one line in [`TrafficKind`] and its arms below. Traffic draws only from its own random
+//! streams (one per entry), so two runs that differ in AQM or transport see identical flows
+//! (`conventions.md`, Determinism).
 
-use crate::config::{ConfigError, FlowFileFormat, HostSet, LoadReference, Traffic, TrafficKind};
+pub mod cdf;
+pub mod file;
+pub mod flows;
+pub mod incast;
+pub mod permutation;
+pub mod poisson;
+pub mod stride;
+
+pub use cdf::{Cdf, BUILTIN_CDFS};
+pub use poisson::Poisson;
+
+use crate::config::kind::{join_path, kind_enum, split_marked, ConfigError, PATH_MARK};
 use crate::rng::{self, Rng};
-use crate::units::{parse_size, parse_time, Time};
-use rand::Rng as _;
-
-/// A flow-size distribution: points (size, F) with linear interpolation (`workloads.md` §1).
-#[derive(Debug, Clone)]
-pub struct Cdf {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-}
-
-pub const BUILTIN_CDFS: &[(&str, &str)] = &[
-    ("web_search", include_str!("../../../../data/cdf/web_search.txt")),
-    ("data_mining", include_str!("../../../../data/cdf/data_mining.txt")),
-    ("hadoop", include_str!("../../../../data/cdf/hadoop.txt")),
-    ("storage", include_str!("../../../../data/cdf/storage.txt")),
-    ("google_rpc", include_str!("../../../../data/cdf/google_rpc.txt")),
-];
-
-impl Cdf {
-    /// Parse `x F` lines (`#` comments). F in [0, 1] or in percent (detected by a last value of 100).
-    pub fn parse(name: &str, text: &str) -> Result<Cdf, String> {
-        let mut pts = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let l = line.split('#').next().unwrap().trim();
-            if l.is_empty() {
-                continue;
-            }
-            let mut it = l.split(|c: char| c.is_whitespace() || c == ',').filter(|s| !s.is_empty());
-            let (a, b) = (it.next(), it.next());
-            let (Some(a), Some(b)) = (a, b) else {
-                return Err(format!("line {}: expected two columns `size cumulative_probability`", i + 1));
-            };
-            let x: f64 = a.parse().map_err(|_| format!("line {}: `{a}` is not a number", i + 1))?;
-            let f: f64 = b.parse().map_err(|_| format!("line {}: `{b}` is not a number", i + 1))?;
-            if !x.is_finite() || !f.is_finite() || x < 0.0 || f < 0.0 {
-                return Err(format!("line {}: values must be finite and ≥ 0", i + 1));
-            }
-            pts.push((x, f));
-        }
-        if pts.len() < 2 {
-            return Err("a CDF needs at least two points".into());
-        }
-        let last = pts.last().unwrap().1;
-        let scale = if (last - 100.0).abs() < 1e-6 {
-            100.0
-        } else if (last - 1.0).abs() < 1e-9 {
-            1.0
-        } else {
-            return Err(format!("the last cumulative probability must be 1 (or 100 in percent), got {last}"));
-        };
-        for p in pts.iter_mut() {
-            p.1 /= scale;
-        }
-        for w in pts.windows(2) {
-            if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
-                return Err(format!(
-                    "not monotone: ({}, {}) follows ({}, {}); sizes and probabilities must not decrease",
-                    w[1].0, w[1].1, w[0].0, w[0].1
-                ));
-            }
-        }
-        Ok(Cdf { name: name.into(), points: pts })
-    }
-
-    /// A built-in name or a file path.
-    pub fn load(spec: &str, field: &str) -> Result<Cdf, ConfigError> {
-        if let Some((_, text)) = BUILTIN_CDFS.iter().find(|(n, _)| *n == spec) {
-            return Cdf::parse(spec, text).map_err(|e| ConfigError::new(field, e));
-        }
-        let text = std::fs::read_to_string(spec).map_err(|e| {
-            let names: Vec<&str> = BUILTIN_CDFS.iter().map(|(n, _)| *n).collect();
-            ConfigError::new(
-                field,
-                format!("`{spec}` is neither a built-in CDF ({}) nor a readable file: {e}", names.join(", ")),
-            )
-        })?;
-        Cdf::parse(spec, &text).map_err(|e| ConfigError::new(field, format!("CDF file `{spec}`: {e}")))
-    }
-
-    /// Mean by the trapezoid rule, as the reference generators compute it.
-    pub fn mean(&self) -> f64 {
-        self.points.windows(2).map(|w| (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1)).sum()
-    }
-
-    /// Inverse-transform sample with linear interpolation; at least 1 byte.
-    pub fn sample(&self, rng: &mut Rng) -> u64 {
-        let f0 = self.points[0].1;
-        let u = f0 + rng::unit(rng) * (1.0 - f0);
-        let i = self.points[1..].iter().position(|p| u <= p.1).map(|i| i + 1).unwrap_or(self.points.len() - 1);
-        let (x0, f0) = self.points[i - 1];
-        let (x1, f1) = self.points[i];
-        let x = if f1 > f0 { x0 + (x1 - x0) * (u - f0) / (f1 - f0) } else { x1 };
-        (x as u64).max(1)
-    }
-}
+use crate::units::{Bytes, Dur, Size, Time};
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::fmt;
 
 /// A flow as traffic hands it to the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,54 +48,21 @@ pub struct HostInfo {
     pub rack_uplink: Vec<u64>,
 }
 
+impl HostInfo {
+    /// Host `h` exists.
+    pub fn check(&self, h: u32, field: &str) -> Result<(), ConfigError> {
+        if h >= self.n_hosts {
+            let msg = format!("host {h} does not exist (the topology has hosts 0–{})", self.n_hosts - 1);
+            return Err(ConfigError::new(field, msg));
+        }
+        Ok(())
+    }
+}
+
 /// One traffic source: a fixed list drained in start order, or a live Poisson process.
 pub enum Source {
     List { flows: Vec<NewFlow>, next: usize },
     Poisson(Poisson),
-}
-
-pub struct Poisson {
-    pub rng: Rng,
-    pub cdf: Cdf,
-    /// Mean inter-arrival time in picoseconds (as f64 for the exponential draw).
-    pub mean_gap_ps: f64,
-    pub remaining: u64,
-    pub next_time: Time,
-    /// The entry's `start`.
-    pub start: Time,
-    pub src: Vec<u32>,
-    pub dst: Vec<u32>,
-    pub fabric_only: bool,
-    pub rack: Vec<Option<u32>>,
-    pub tag: u16,
-    pub prio: u8,
-    /// Offered bytes, for the measured-load check in run metadata.
-    pub offered_bytes: u64,
-}
-
-impl Poisson {
-    fn draw_gap(&mut self) -> Time {
-        // Exponential by inversion; libm keeps it identical across machines.
-        let u = 1.0 - rng::unit(&mut self.rng);
-        (-libm::log(u) * self.mean_gap_ps) as Time
-    }
-
-    fn next_flow(&mut self) -> NewFlow {
-        let size = self.cdf.sample(&mut self.rng);
-        let (src, dst) = loop {
-            let s = self.src[self.rng.gen_range(0..self.src.len())];
-            let d = self.dst[self.rng.gen_range(0..self.dst.len())];
-            if s == d {
-                continue;
-            }
-            if self.fabric_only && self.rack[s as usize] == self.rack[d as usize] {
-                continue;
-            }
-            break (s, d);
-        };
-        self.offered_bytes += size;
-        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio, transport: 0, entry: 0 }
-    }
 }
 
 impl Source {
@@ -181,7 +70,7 @@ impl Source {
     pub fn peek(&self) -> Option<Time> {
         match self {
             Source::List { flows, next } => flows.get(*next).map(|f| f.start),
-            Source::Poisson(p) => (p.remaining > 0).then_some(p.next_time),
+            Source::Poisson(p) => p.peek(),
         }
     }
 
@@ -192,13 +81,7 @@ impl Source {
                 *next += 1;
                 flows[*next - 1]
             }
-            Source::Poisson(p) => {
-                let f = p.next_flow();
-                p.remaining -= 1;
-                let gap = p.draw_gap();
-                p.next_time = p.next_time.saturating_add(gap);
-                f
-            }
+            Source::Poisson(p) => p.pop(),
         }
     }
 }
@@ -270,9 +153,10 @@ pub fn build(
     tags: &mut Tags,
     transport_of: &[u16],
 ) -> Result<Workload, ConfigError> {
-    let sources = build_sources(traffic, seed, hosts, mtu, tags)?;
     let mut w = Workload::default();
-    for (i, (mut source, t)) in sources.into_iter().zip(traffic).enumerate() {
+    for (i, t) in traffic.iter().enumerate() {
+        let rng = rng::stream(seed, "traffic", i as u64);
+        let mut source = t.kind.build(&format!("traffic[{i}]"), rng, hosts, mtu, tags)?;
         let (start, stop) = t.active.map(|a| (a.start.0, a.stop.map_or(Time::MAX, |s| s.0))).unwrap_or((0, Time::MAX));
         match &mut source {
             Source::List { flows, .. } => flows.retain(|f| f.start >= start && f.start < stop),
@@ -317,322 +201,166 @@ impl Tags {
     }
 }
 
-fn check_host(h: u32, n: u32, field: &str) -> Result<(), ConfigError> {
-    if h >= n {
-        return Err(ConfigError::new(field, format!("host {h} does not exist (the topology has hosts 0–{})", n - 1)));
+/// Host lists or ranges: `3`, `[0, 1, 2]`, `"0-6"` (inclusive), or a list mixing both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostSet(pub Vec<u32>);
+
+fn parse_range(s: &str) -> Result<Vec<u32>, String> {
+    let bad = || format!("`{s}` is not a host range; write \"A-B\" (inclusive) or a list of host numbers");
+    let (a, b) = s.split_once('-').ok_or_else(bad)?;
+    let a: u32 = a.trim().parse().map_err(|_| bad())?;
+    let b: u32 = b.trim().parse().map_err(|_| bad())?;
+    if b < a {
+        return Err(format!("host range `{s}` is empty (end before start)"));
+    }
+    Ok((a..=b).collect())
+}
+
+impl<'de> Deserialize<'de> for HostSet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = HostSet;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "a host number, a range \"A-B\", or a list of them")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<HostSet, E> {
+                u32::try_from(v).map(|v| HostSet(vec![v])).map_err(|_| E::custom("host numbers are ≥ 0"))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<HostSet, E> {
+                parse_range(s).map(HostSet).map_err(E::custom)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<HostSet, A::Error> {
+                let mut out = Vec::new();
+                while let Some(h) = s.next_element::<HostSet>()? {
+                    out.extend(h.0);
+                }
+                Ok(HostSet(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One `[[traffic]]` entry: its kind with the kind's keys, and the keys every kind takes.
+#[derive(Debug, Clone)]
+pub struct Traffic {
+    pub kind: TrafficKind,
+    /// Keys merged over `host.transport` for this entry's flows.
+    pub transport: Option<toml::Table>,
+    /// The entry generates flows only inside this window.
+    pub active: Option<Active>,
+    /// At most this many of the entry's flows run at once; the next starts when one finishes.
+    pub max_in_flight: Option<u32>,
+}
+
+/// `active = { start, stop }` of a traffic entry.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Active {
+    #[serde(default = "zero_time")]
+    pub start: Dur,
+    pub stop: Option<Dur>,
+}
+
+impl<'de> Deserialize<'de> for Traffic {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        let mark = |k: &str, e: String| {
+            let (inner, msg) = split_marked(&e);
+            de::Error::custom(format!("{}{}{}{}", PATH_MARK, join_path(k, &inner), PATH_MARK, msg))
+        };
+        let transport = match t.remove("transport") {
+            None => None,
+            Some(toml::Value::Table(x)) => Some(x),
+            Some(_) => return Err(mark("transport", "must be a table such as { cc = \"dctcp\" }".into())),
+        };
+        let active = match t.remove("active") {
+            None => None,
+            Some(v) => Some(Active::deserialize(v).map_err(|e| mark("active", e.to_string()))?),
+        };
+        let max_in_flight = match t.remove("max_in_flight") {
+            None => None,
+            Some(v) => Some(u32::deserialize(v).map_err(|e| mark("max_in_flight", e.to_string()))?),
+        };
+        let kind = TrafficKind::deserialize(toml::Value::Table(t)).map_err(de::Error::custom)?;
+        Ok(Traffic { kind, transport, active, max_in_flight })
+    }
+}
+
+impl Traffic {
+    /// The checks every kind shares, then the kind's own; `field` is the entry's path (`traffic[i]`).
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        if let Some(a) = &self.active {
+            if a.stop.is_some_and(|s| s.0 <= a.start.0) {
+                return Err(ConfigError::new(format!("{field}.active.stop"), "must be later than active.start"));
+            }
+        }
+        if self.max_in_flight == Some(0) {
+            let msg = "must be at least 1 (leave it out for no limit)";
+            return Err(ConfigError::new(format!("{field}.max_in_flight"), msg));
+        }
+        self.kind.validate(field)
+    }
+
+    /// Apply `fix` (relative → the scenario file's folder) to the files this entry reads.
+    pub fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
+        match &mut self.kind {
+            TrafficKind::Poisson(c) => c.resolve_paths(fix),
+            TrafficKind::File(c) => c.resolve_paths(fix),
+            _ => {}
+        }
+    }
+}
+
+fn zero_time() -> Dur {
+    Dur(0)
+}
+
+/// Flow sizes are checked before the topology is known; a size in packets counts as non-zero unless it
+/// is zero packets, whatever the MTU.
+fn check_size(size: &Bytes, field: &str) -> Result<(), ConfigError> {
+    if matches!(size.0, Size::Bytes(0) | Size::Packets(0)) {
+        return Err(ConfigError::new(field, "flow size must be greater than zero"));
     }
     Ok(())
 }
 
-/// Build every traffic source of the scenario.
-pub fn build_sources(
-    traffic: &[Traffic],
-    seed: u64,
-    hosts: &HostInfo,
-    mtu: u64,
-    tags: &mut Tags,
-) -> Result<Vec<Source>, ConfigError> {
-    let n = hosts.n_hosts;
-    let all: Vec<u32> = (0..n).collect();
-    let mut out = Vec::new();
-    for (i, t) in traffic.iter().enumerate() {
-        let f = |k: &str| format!("traffic[{i}].{k}");
-        let set = |s: &Option<HostSet>, k: &str| -> Result<Vec<u32>, ConfigError> {
-            let v = s.as_ref().map(|h| h.0.clone()).unwrap_or_else(|| all.clone());
-            for &h in &v {
-                check_host(h, n, &f(k))?;
-            }
-            if v.is_empty() {
-                return Err(ConfigError::new(f(k), "the host set is empty"));
-            }
-            Ok(v)
-        };
-        let mut rng = rng::stream(seed, "traffic", i as u64);
-        match &t.kind {
-            TrafficKind::Poisson { sizes, load, flows, src, dst, load_reference, start, tag, priority } => {
-                let cdf = Cdf::load(sizes, &f("sizes"))?;
-                let src = set(src, "src")?;
-                let dst = set(dst, "dst")?;
-                let fabric_only = *load_reference == LoadReference::Fabric;
-                let cap: u64 = match load_reference {
-                    LoadReference::Access => {
-                        let a: u64 = src.iter().map(|&h| hosts.host_rate[h as usize]).sum();
-                        let b: u64 = dst.iter().map(|&h| hosts.host_rate[h as usize]).sum();
-                        a.min(b)
-                    }
-                    LoadReference::Fabric => {
-                        if hosts.rack.iter().any(|r| r.is_none()) {
-                            return Err(ConfigError::new(
-                                f("load_reference"),
-                                "\"fabric\" needs a topology with racks (leaf_spine or fat_tree); use \"access\"",
-                            ));
-                        }
-                        let racks = |v: &Vec<u32>| {
-                            let mut r: Vec<u32> = v.iter().map(|&h| hosts.rack[h as usize].unwrap()).collect();
-                            r.sort();
-                            r.dedup();
-                            r.iter().map(|&r| hosts.rack_uplink[r as usize]).sum::<u64>()
-                        };
-                        racks(&src).min(racks(&dst))
-                    }
-                };
-                let valid = src.iter().any(|&s| {
-                    dst.iter().any(|&d| s != d && (!fabric_only || hosts.rack[s as usize] != hosts.rack[d as usize]))
-                });
-                if !valid {
-                    return Err(ConfigError::new(f("dst"), "no allowed (src, dst) pair: src and dst must differ (and be in different racks for \"fabric\")"));
-                }
-                let mean = cdf.mean();
-                if cap == 0 || mean <= 0.0 {
-                    return Err(ConfigError::new(f("sizes"), "the CDF has a zero mean"));
-                }
-                // λ = load × capacity / (8 × mean size)  (flows per second)
-                let lambda = load * cap as f64 / (8.0 * mean);
-                let mean_gap_ps = 1e12 / lambda;
-                let mut p = Poisson {
-                    rng,
-                    cdf,
-                    mean_gap_ps,
-                    remaining: *flows,
-                    next_time: start.0,
-                    start: start.0,
-                    src,
-                    dst,
-                    fabric_only,
-                    rack: hosts.rack.clone(),
-                    tag: tags.id(tag),
-                    prio: *priority,
-                    offered_bytes: 0,
-                };
-                let g = p.draw_gap();
-                p.next_time = start.0 + g;
-                out.push(Source::Poisson(p));
-            }
-            TrafficKind::Incast { senders, receiver, size, at, flows: count, size_max, repeat, period, tag, priority } => {
-                check_host(*receiver, n, &f("receiver"))?;
-                for &s in &senders.0 {
-                    check_host(s, n, &f("senders"))?;
-                    if s == *receiver {
-                        return Err(ConfigError::new(f("senders"), format!("host {s} is also the receiver")));
-                    }
-                }
-                let lo = size.0.bytes(mtu);
-                let hi = match size_max {
-                    None => lo,
-                    Some(m) => {
-                        let hi = m.0.bytes(mtu);
-                        if hi < lo || hi == u64::MAX {
-                            return Err(ConfigError::new(f("size_max"), format!("size_max must be a finite size ≥ size ({lo} B)")));
-                        }
-                        hi
-                    }
-                };
-                if senders.0.is_empty() {
-                    return Err(ConfigError::new(f("senders"), "an incast needs at least one sender"));
-                }
-                if *count == Some(0) {
-                    return Err(ConfigError::new(f("flows"), "an incast needs at least one flow"));
-                }
-                let per_burst = count.unwrap_or(senders.0.len() as u32) as usize;
-                let tag = tags.id(tag);
-                let mut flows = Vec::new();
-                for r in 0..*repeat {
-                    let t0 = at.0 + r as u64 * period.map(|p| p.0).unwrap_or(0);
-                    for k in 0..per_burst {
-                        let s = senders.0[k % senders.0.len()];
-                        let size = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
-                        flows.push(NewFlow { src: s, dst: *receiver, size, start: t0, tag, prio: *priority, transport: 0, entry: 0 });
-                    }
-                }
-                out.push(Source::List { flows, next: 0 });
-            }
-            TrafficKind::Stride { stride, size, start, tag, priority } => {
-                if n < 2 || stride % n == 0 {
-                    return Err(ConfigError::new(f("stride"), format!("stride must not be a multiple of the host count {n}")));
-                }
-                let tag = tags.id(tag);
-                let flows = (0..n)
-                    .map(|s| NewFlow { src: s, dst: (s + stride) % n, size: size.0.bytes(mtu), start: start.0, tag, prio: *priority, transport: 0, entry: 0 })
-                    .collect();
-                out.push(Source::List { flows, next: 0 });
-            }
-            TrafficKind::Permutation { size, start, tag, priority } => {
-                if n < 2 {
-                    return Err(ConfigError::new(f("kind"), "a permutation needs at least 2 hosts"));
-                }
-                // Sattolo's algorithm: a single cycle, so no host sends to itself.
-                let mut perm: Vec<u32> = (0..n).collect();
-                for k in (1..n as usize).rev() {
-                    let j = rng.gen_range(0..k);
-                    perm.swap(k, j);
-                }
-                let tag = tags.id(tag);
-                let flows = (0..n)
-                    .map(|s| NewFlow { src: s, dst: perm[s as usize], size: size.0.bytes(mtu), start: start.0, tag, prio: *priority, transport: 0, entry: 0 })
-                    .collect();
-                out.push(Source::List { flows, next: 0 });
-            }
-            TrafficKind::Flows { list } => {
-                let mut flows = Vec::new();
-                for (j, fl) in list.iter().enumerate() {
-                    let ff = |k: &str| format!("traffic[{i}].list[{j}].{k}");
-                    check_host(fl.src, n, &ff("src"))?;
-                    check_host(fl.dst, n, &ff("dst"))?;
-                    if fl.src == fl.dst {
-                        return Err(ConfigError::new(ff("dst"), "src and dst must differ"));
-                    }
-                    flows.push(NewFlow {
-                        src: fl.src,
-                        dst: fl.dst,
-                        size: fl.size.0.bytes(mtu),
-                        start: fl.start.0,
-                        tag: tags.id(&fl.tag),
-                        prio: fl.priority,
-                        transport: 0,
-                        entry: 0,
-                    });
-                }
-                flows.sort_by_key(|f| f.start);
-                out.push(Source::List { flows, next: 0 });
-            }
-            TrafficKind::File { path, format, tag } => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| ConfigError::new(f("path"), format!("cannot read flow file `{path}`: {e}")))?;
-                let tag = tags.id(tag);
-                let mut flows = match format {
-                    FlowFileFormat::Hpcc => parse_hpcc(&text, tag),
-                    FlowFileFormat::Dcnlab => parse_dcnlab(&text, tag, tags),
-                }
-                .map_err(|e| ConfigError::new(f("path"), format!("flow file `{path}`: {e}")))?;
-                for (j, fl) in flows.iter().enumerate() {
-                    if fl.src >= n || fl.dst >= n || fl.src == fl.dst {
-                        return Err(ConfigError::new(
-                            f("path"),
-                            format!("flow file `{path}`, flow {j}: endpoints {} → {} do not exist or are equal (hosts 0–{})", fl.src, fl.dst, n - 1),
-                        ));
-                    }
-                }
-                flows.sort_by_key(|f| f.start);
-                out.push(Source::List { flows, next: 0 });
-            }
-        }
+kind_enum! {
+    /// A `[[traffic]]` entry's kind with its keys (the registry of traffic kinds).
+    #[derive(Debug, Clone)]
+    pub enum TrafficKind {
+        Poisson = "poisson" (poisson::Cfg),
+        Incast = "incast" (incast::Cfg),
+        Stride = "stride" (stride::Cfg),
+        Permutation = "permutation" (permutation::Cfg),
+        Flows = "flows" (flows::Cfg),
+        File = "file" (file::Cfg),
     }
-    Ok(out)
 }
 
-/// HPCC's flow file: a count line, then `src dst priority_group dst_port size_bytes start_seconds`.
-pub fn parse_hpcc(text: &str, tag: u16) -> Result<Vec<NewFlow>, String> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let (_, first) = lines.next().ok_or("empty file")?;
-    let count: usize = first.trim().parse().map_err(|_| "first line must be the number of flows".to_string())?;
-    let mut flows = Vec::with_capacity(count);
-    for (i, l) in lines {
-        let c: Vec<&str> = l.split_whitespace().collect();
-        if c.len() < 6 {
-            return Err(format!("line {}: expected `src dst pg dport size start_s`", i + 1));
+impl TrafficKind {
+    /// Checks that need no topology; `field` is the entry's path for errors.
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        match self {
+            TrafficKind::Poisson(c) => c.validate(field),
+            TrafficKind::Incast(c) => c.validate(field),
+            TrafficKind::Stride(c) => c.validate(field),
+            TrafficKind::Permutation(c) => c.validate(field),
+            TrafficKind::Flows(c) => c.validate(field),
+            TrafficKind::File(_) => Ok(()),
         }
-        let num = |s: &str| s.parse::<u64>().map_err(|_| format!("line {}: `{s}` is not a whole number", i + 1));
-        let start = parse_time(&format!("{}s", c[5])).map_err(|e| format!("line {}: {e}", i + 1))?;
-        let size = num(c[4])?;
-        if size == 0 {
-            return Err(format!("line {}: flow size must be greater than zero", i + 1));
-        }
-        flows.push(NewFlow { src: num(c[0])? as u32, dst: num(c[1])? as u32, size, start, tag, prio: 0, transport: 0, entry: 0 });
-    }
-    if flows.len() != count {
-        return Err(format!("the first line says {count} flows but the file has {}", flows.len()));
-    }
-    Ok(flows)
-}
-
-/// dcnlab's CSV: header `src,dst,size,start[,tag]`; size with a unit or plain bytes, start with a unit or
-/// plain microseconds.
-pub fn parse_dcnlab(text: &str, default_tag: u16, tags: &mut Tags) -> Result<Vec<NewFlow>, String> {
-    let mut flows = Vec::new();
-    let mut header_seen = false;
-    for (i, l) in text.lines().enumerate() {
-        let l = l.split('#').next().unwrap().trim();
-        if l.is_empty() {
-            continue;
-        }
-        if !header_seen {
-            header_seen = true;
-            if l.starts_with("src") {
-                continue;
-            }
-        }
-        let c: Vec<&str> = l.split(',').map(|s| s.trim()).collect();
-        if c.len() < 4 {
-            return Err(format!("line {}: expected `src,dst,size,start[,tag]`", i + 1));
-        }
-        let host = |s: &str| s.parse::<u32>().map_err(|_| format!("line {}: `{s}` is not a host number", i + 1));
-        let size = match c[2].parse::<u64>() {
-            Ok(b) => b,
-            Err(_) => parse_size(c[2]).map_err(|e| format!("line {}: {e}", i + 1))?.bytes(1500),
-        };
-        if size == 0 {
-            return Err(format!("line {}: flow size must be greater than zero", i + 1));
-        }
-        let start = if c[3].chars().all(|ch| ch.is_ascii_digit() || ch == '.') {
-            parse_time(&format!("{}us", c[3])).map_err(|e| format!("line {}: {e}", i + 1))?
-        } else {
-            parse_time(c[3]).map_err(|e| format!("line {}: {e}", i + 1))?
-        };
-        let tag = if c.len() > 4 && !c[4].is_empty() { tags.id(&Some(c[4].to_string())) } else { default_tag };
-        flows.push(NewFlow { src: host(c[0])?, dst: host(c[1])?, size, start, tag, prio: 0, transport: 0, entry: 0 });
-    }
-    Ok(flows)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn builtin_means() {
-        let ws = Cdf::load("web_search", "x").unwrap();
-        assert!((ws.mean() - 1_711_250.0).abs() < 1.0, "{}", ws.mean());
-        let dm = Cdf::load("data_mining", "x").unwrap();
-        assert!((dm.mean() - 12_658_199.0).abs() / 12_658_199.0 < 0.001, "{}", dm.mean());
-        let h = Cdf::load("hadoop", "x").unwrap();
-        assert!((h.mean() - 120_421.0).abs() / 120_421.0 < 0.001, "{}", h.mean());
-        for (n, _) in BUILTIN_CDFS {
-            Cdf::load(n, "x").unwrap();
-        }
-    }
-    #[test]
-    fn sample_mean_matches() {
-        let ws = Cdf::load("web_search", "x").unwrap();
-        let mut r = rng::stream(1, "t", 0);
-        let n = 200_000;
-        let m: f64 = (0..n).map(|_| ws.sample(&mut r) as f64).sum::<f64>() / n as f64;
-        assert!((m / ws.mean() - 1.0).abs() < 0.02, "{m}");
-    }
-    #[test]
-    fn rejects_non_monotone() {
-        assert!(Cdf::parse("x", "0 0\n10 0.5\n5 0.7\n20 1").unwrap_err().contains("monotone"));
-        assert!(Cdf::parse("x", "0 0\n10 0.5\n20 0.4\n30 1").unwrap_err().contains("monotone"));
-        assert!(Cdf::parse("x", "0 0\n10 0.5").is_err());
-    }
-    #[test]
-    fn dcnlab_csv_file() {
-        let mut tags = Tags::default();
-        let text = "src,dst,size,start,tag\n0,3,5000,12.5\n1,2,64KB,1ms,query\n# comment\n2,1,inf,0\n";
-        let f = parse_dcnlab(text, 0, &mut tags).unwrap();
-        assert_eq!(f.len(), 3);
-        assert_eq!((f[0].src, f[0].dst, f[0].size, f[0].start, f[0].tag), (0, 3, 5000, 12_500_000, 0));
-        assert_eq!((f[1].size, f[1].start), (64_000, 1_000_000_000));
-        assert_eq!(tags.name(f[1].tag), "query");
-        assert_eq!(f[2].size, u64::MAX);
-        assert!(parse_dcnlab("0,1,0,5\n", 0, &mut tags).is_err());
-        assert!(parse_dcnlab("0,1,10KB\n", 0, &mut tags).is_err());
-        assert!(parse_dcnlab("0,1,10KB,5 parsecs\n", 0, &mut tags).is_err());
     }
 
-    #[test]
-    fn hpcc_file() {
-        let f = parse_hpcc("2\n1 2 3 100 5000 2.000001\n2 1 3 100 70 2.5\n", 0).unwrap();
-        assert_eq!(f[0].start, 2_000_001_000_000);
-        assert_eq!(f[1].size, 70);
-        assert!(parse_hpcc("3\n1 2 3 100 5000 2.0\n", 0).is_err());
+    /// The entry's source; `rng` is the entry's own traffic stream.
+    fn build(&self, field: &str, rng: Rng, hosts: &HostInfo, mtu: u64, tags: &mut Tags) -> Result<Source, ConfigError> {
+        match self {
+            TrafficKind::Poisson(c) => c.build(field, rng, hosts, tags),
+            TrafficKind::Incast(c) => c.build(field, rng, hosts, mtu, tags),
+            TrafficKind::Stride(c) => c.build(field, hosts, mtu, tags),
+            TrafficKind::Permutation(c) => c.build(field, rng, hosts, mtu, tags),
+            TrafficKind::Flows(c) => c.build(field, hosts, mtu, tags),
+            TrafficKind::File(c) => c.build(field, hosts, tags),
+        }
     }
 }

@@ -1,0 +1,64 @@
+//! An inline list of flows, each with its own endpoints, size, start, tag and priority: for tests and small
+//! experiments that name every flow (a victim flow beside an incast, as in TCD's tests, `workloads.md`
+//! §9.1).
+
+use super::{HostInfo, NewFlow, Source, Tags};
+use crate::config::kind::ConfigError;
+use crate::units::{Bytes, Dur};
+use serde::Deserialize;
+
+/// `{ kind = "flows", list = [{ src, dst, size, start, tag, priority }, …] }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    pub list: Vec<FlowSpec>,
+}
+
+/// One flow of the list.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: Bytes,
+    #[serde(default = "super::zero_time")]
+    pub start: Dur,
+    pub tag: Option<String>,
+    /// Traffic class: the queue index at every port.
+    #[serde(default)]
+    pub priority: u8,
+}
+
+impl Cfg {
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        for (j, fl) in self.list.iter().enumerate() {
+            super::check_size(&fl.size, &format!("{field}.list[{j}].size"))?;
+        }
+        Ok(())
+    }
+
+    /// The flows in start order (a stable sort: equal starts keep the list's order).
+    pub fn build(&self, field: &str, hosts: &HostInfo, mtu: u64, tags: &mut Tags) -> Result<Source, ConfigError> {
+        let mut flows = Vec::with_capacity(self.list.len());
+        for (j, fl) in self.list.iter().enumerate() {
+            let f = |k: &str| format!("{field}.list[{j}].{k}");
+            hosts.check(fl.src, &f("src"))?;
+            hosts.check(fl.dst, &f("dst"))?;
+            if fl.src == fl.dst {
+                return Err(ConfigError::new(f("dst"), "src and dst must differ"));
+            }
+            flows.push(NewFlow {
+                src: fl.src,
+                dst: fl.dst,
+                size: fl.size.0.bytes(mtu),
+                start: fl.start.0,
+                tag: tags.id(&fl.tag),
+                prio: fl.priority,
+                transport: 0,
+                entry: 0,
+            });
+        }
+        flows.sort_by_key(|f| f.start);
+        Ok(Source::List { flows, next: 0 })
+    }
+}
