@@ -328,6 +328,7 @@ impl Sim {
     }
 
     /// Hand a packet to its flow's transport at `host`.
+    #[inline(always)]
     fn deliver(&mut self, host: u32, id: PktId) {
         let pkt = *self.arena.get(id);
         self.rec.meta.conservation.delivered_packets += 1;
