@@ -183,6 +183,7 @@ impl Sim {
         }
     }
 
+    #[cold]
     pub(crate) fn control_tick(&mut self, i: u32) {
         let now = self.now();
         let inst = &mut self.ctl.list[i as usize];

@@ -222,6 +222,7 @@ impl Sim {
     }
 
     /// Show a packet leaving host `h`'s transports to its vSwitch; true if it goes on to the NIC.
+    #[cold]
     fn shim_egress(&mut self, h: u32, id: PktId) -> bool {
         let now = self.now();
         let mut out = std::mem::take(&mut self.hosts.shim_out);
@@ -234,6 +235,7 @@ impl Sim {
     }
 
     /// Show a packet arriving at host `h` to its vSwitch; true if it goes on to the transport.
+    #[cold]
     fn shim_ingress(&mut self, h: u32, id: PktId) -> bool {
         let now = self.now();
         let mut out = std::mem::take(&mut self.hosts.shim_out);
@@ -245,6 +247,7 @@ impl Sim {
         pass
     }
 
+    #[cold]
     fn shim_action(&mut self, action: Action, id: PktId) -> bool {
         match action {
             Action::Pass => true,
@@ -262,6 +265,7 @@ impl Sim {
     }
 
     /// Send what a shim injected or released.
+    #[cold]
     fn shim_emit(&mut self, h: u32, out: &mut ShimOut) {
         for (to, pkt) in std::mem::take(&mut out.inject) {
             let id = self.arena.alloc(pkt);

@@ -333,6 +333,7 @@ impl Sim {
 
     /// Pause or resume priority `prio` of port `p` (PFC, credits): counts paused time, tells the queue's
     /// AQM, and restarts sending on resume.
+    #[cold]
     pub fn set_paused(&mut self, p: u32, prio: u8, on: bool) {
         let now = self.now();
         let port = &mut self.net.ports[p as usize];
@@ -354,6 +355,7 @@ impl Sim {
         }
     }
 
+    #[cold]
     pub(crate) fn drop_pkt(&mut self, id: PktId) {
         let size = self.arena.get(id).size as u64;
         self.rec.meta.conservation.dropped_packets += 1;

@@ -8,6 +8,7 @@ use crate::units::SEC;
 use std::io::Write;
 
 impl Sim {
+    #[cold]
     pub(crate) fn sample_queues(&mut self) {
         let now = self.now();
         for &p in &self.obs.sample_ports {
@@ -39,6 +40,7 @@ impl Sim {
         }
     }
 
+    #[cold]
     pub(crate) fn sample_links(&mut self) {
         let now = self.now();
         let interval = self.obs.link_interval.unwrap();
@@ -58,6 +60,7 @@ impl Sim {
         }
     }
 
+    #[cold]
     pub(crate) fn sample_traces(&mut self) {
         let now = self.now();
         for i in 0..self.obs.trace_flows.len() {
