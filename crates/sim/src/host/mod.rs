@@ -190,20 +190,26 @@ impl Sim {
                 ),
             };
             let id = self.arena.alloc(pkt);
+            self.count_sent(id);
             if self.hosts.shims && !self.shim_egress(from, id) {
                 continue;
             }
-            self.send_packet(id, delay);
+            self.to_nic(id, delay);
         }
         self.sync_timers(sid);
     }
 
-    /// A packet leaves its host's stack: counted as sent, then the extra delay, then the NIC.
+    /// A packet enters the network's accounting (conservation: sent = delivered + dropped + in flight).
     #[inline(always)]
-    fn send_packet(&mut self, id: PktId, delay: Time) {
+    fn count_sent(&mut self, id: PktId) {
         let size = self.arena.get(id).size as u64;
         self.rec.meta.conservation.sent_packets += 1;
         self.rec.meta.conservation.sent_bytes += size;
+    }
+
+    /// The extra host delay, then the NIC.
+    #[inline(always)]
+    fn to_nic(&mut self, id: PktId, delay: Time) {
         if delay > 0 {
             let now = self.now();
             self.push(now + delay, Ev::Release(id));
@@ -227,7 +233,10 @@ impl Sim {
         let now = self.now();
         let mut out = std::mem::take(&mut self.hosts.shim_out);
         let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
-        let action = vs.egress(now, id, self.arena.get_mut(id), &mut out);
+        let pkt = self.arena.get_mut(id);
+        let before = pkt.size;
+        let action = vs.egress(now, id, pkt, &mut out);
+        self.shim_resized(id, before);
         let pass = self.shim_action(action, id);
         self.shim_emit(h, &mut out);
         self.hosts.shim_out = out;
@@ -240,23 +249,31 @@ impl Sim {
         let now = self.now();
         let mut out = std::mem::take(&mut self.hosts.shim_out);
         let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
-        let action = vs.ingress(now, id, self.arena.get_mut(id), &mut out);
+        let pkt = self.arena.get_mut(id);
+        let before = pkt.size;
+        let action = vs.ingress(now, id, pkt, &mut out);
+        self.shim_resized(id, before);
         let pass = self.shim_action(action, id);
         self.shim_emit(h, &mut out);
         self.hosts.shim_out = out;
         pass
     }
 
+    /// Bytes a shim adds to a packet (an option) or removes count as sent or taken back by it, so that
+    /// conservation holds byte for byte.
+    fn shim_resized(&mut self, id: PktId, before: u32) {
+        let after = self.arena.get(id).size;
+        let c = &mut self.rec.meta.conservation;
+        c.sent_bytes = c.sent_bytes + after as u64 - before as u64;
+    }
+
+    /// A packet the shim holds stays in flight (it is counted at the end of a run through `Shim::held`).
     #[cold]
     fn shim_action(&mut self, action: Action, id: PktId) -> bool {
         match action {
             Action::Pass => true,
             Action::Hold => false,
             Action::Drop => {
-                // Counted as sent, so that conservation still balances with the drop.
-                let size = self.arena.get(id).size as u64;
-                self.rec.meta.conservation.sent_packets += 1;
-                self.rec.meta.conservation.sent_bytes += size;
                 self.rec.meta.drops.vswitch += 1;
                 self.drop_pkt(id);
                 false
@@ -264,24 +281,33 @@ impl Sim {
         }
     }
 
+    /// The extra delay a packet of this connection gets at its sending host.
+    fn delay_of(&self, id: PktId) -> Time {
+        let pkt = self.arena.get(id);
+        match self.hosts.slots.get(pkt.conn as usize).filter(|s| s.live && s.flow == pkt.flow) {
+            Some(s) if pkt.src == s.src => s.delay_data,
+            Some(s) => s.delay_ack,
+            None => 0,
+        }
+    }
+
     /// Send what a shim injected or released.
     #[cold]
     fn shim_emit(&mut self, h: u32, out: &mut ShimOut) {
-        for (to, pkt) in std::mem::take(&mut out.inject) {
+        let inject = std::mem::take(&mut out.inject);
+        let release = std::mem::take(&mut out.release);
+        let ids = inject.into_iter().map(|(to, pkt)| {
             let id = self.arena.alloc(pkt);
+            self.count_sent(id);
+            (to, id)
+        });
+        let all: Vec<(Toward, PktId)> = ids.collect::<Vec<_>>().into_iter().chain(release).collect();
+        for (to, id) in all {
             match to {
-                Toward::Network => self.send_packet(id, 0),
-                Toward::Transport => {
-                    let size = pkt.size as u64;
-                    self.rec.meta.conservation.sent_packets += 1;
-                    self.rec.meta.conservation.sent_bytes += size;
-                    self.deliver(h, id);
+                Toward::Network => {
+                    let d = self.delay_of(id);
+                    self.to_nic(id, d);
                 }
-            }
-        }
-        for (to, id) in std::mem::take(&mut out.release) {
-            match to {
-                Toward::Network => self.send_packet(id, 0),
                 Toward::Transport => self.deliver(h, id),
             }
         }

@@ -103,6 +103,13 @@ impl Sim {
             }
             port.pipe.iter().for_each(|&(_, id)| count(id));
         }
+        // Packets a vSwitch holds are in flight.
+        for h in &self.hosts.hosts {
+            if let Some(vs) = &h.vswitch {
+                use crate::host::vswitch::Shim;
+                vs.held().into_iter().for_each(&mut count);
+            }
+        }
         // Packets held by the extra NIC delay are in flight too.
         for (_, e) in self.eng.pending() {
             if let Ev::Release(id) = *e {
