@@ -127,6 +127,14 @@ def test_validate_and_errors_are_one_line_exit_2(scenario: Path, tmp_path: Path)
         "not TOML": ("x = [", "not valid TOML"),
         "unknown trace tag": (SMALL.replace("[record]", '[record]\ntrace_tags = ["nope"]'), "`record.trace_tags[0]`"),
         "empty sample window": (SMALL.replace("[record]", '[record]\nsample_from = "2ms"\nsample_until = "1ms"'), "`record.sample_until`"),
+        "traffic transport": (SMALL.replace("dst = 7", 'dst = 7\ntransport = { cc = "cubicc" }'), "`traffic[0].transport.cc`"),
+        "traffic window": (SMALL.replace("dst = 7", 'dst = 7\nactive = { start = "2ms", stop = "1ms" }'), "`traffic[0].active.stop`"),
+        "controller kind": (
+            SMALL.replace('threshold = "65KB" }', 'threshold = "65KB" }\ncontroller = { kind = "schedule", changes = [{ at = "1ms", aqm = { kind = "tcn", threshold = "50us" } }] }'),
+            "`switch.controller.changes[0].aqm.kind`",
+        ),
+        "unknown vswitch": (SMALL.replace('cc = "dctcp" }', 'cc = "dctcp" }\nvswitch = { kind = "acdcc" }'), "`host.vswitch.kind`"),
+        "nic scheduling": (SMALL.replace('cc = "dctcp" }', 'cc = "dctcp" }\nnic = { scheduling = "rr" }'), "`host.nic.scheduling`"),
     }
     for what, (text, expect) in cases.items():
         p = tmp_path / "bad.toml"

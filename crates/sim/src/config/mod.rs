@@ -289,6 +289,8 @@ impl TransportSpec {
         };
         let outer = e.path().to_string();
         let (inner, msg) = split_marked(&e.into_inner().to_string());
+        // The toml crate may append "in `key`" context on later lines; the field path already says it.
+        let msg = msg.trim().lines().next().unwrap_or("").trim().to_string();
         Err(ConfigError::new(join_path(field, &join_path(&outer, &inner)), msg))
     }
 }
