@@ -6,7 +6,7 @@
 //! and it is sent. `ok_to_drop`: the sojourn time has stayed at or above `target` for at least `interval`
 //! (and more than one MTU is queued); the control law spaces actions by `interval / √count`.
 
-use super::{Hooks, NonEct, QueueCtx, Verdict};
+use super::{Config, Hooks, NonEct, QueueCtx, Verdict};
 use crate::config::ConfigError;
 use crate::rng::Rng;
 use crate::units::Dur;
@@ -176,6 +176,12 @@ impl Hooks for Codel {
     fn on_idle(&mut self) {
         Codel::on_idle(self)
     }
+    fn take_params(&mut self, new: Self) {
+        self.params = new.params;
+    }
+    fn describe(&self) -> String {
+        format!("{:?}", self.params)
+    }
 }
 
 /// `aqm = { kind = "codel", target, interval, mode = "ecn"|"drop", non_ect }`. Drop-capable: by default
@@ -191,17 +197,19 @@ pub struct Cfg {
     pub non_ect: Option<NonEct>,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
+impl Config for Cfg {
+    type Algo = Codel;
+
+    fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
         if self.target.0 == 0 || self.interval.0 == 0 {
             return Err(ConfigError::new(format!("{field}.interval"), "target and interval must be greater than zero"));
         }
         Ok(())
     }
-    pub fn build(&self, _mtu: u64) -> Codel {
+    fn build(&self, _mtu: u64) -> Codel {
         Codel::new(Params { target: self.target.0, interval: self.interval.0, mode: self.mode })
     }
-    pub fn non_ect(&self) -> NonEct {
+    fn non_ect(&self) -> NonEct {
         self.non_ect.unwrap_or(NonEct::Drop)
     }
 }

@@ -2,7 +2,7 @@
 //! min_th = max_th = K, max_p = 1 — mark every ECT packet when the instantaneous queue exceeds K.
 //! Guidance: K > C·RTT/7.
 
-use super::{Hooks, MarkAt, NonEct, QueueCtx, Verdict};
+use super::{Config, Hooks, MarkAt, NonEct, QueueCtx, Verdict};
 use crate::config::ConfigError;
 use crate::rng::Rng;
 use crate::units::{Bytes, Size, Time};
@@ -55,6 +55,12 @@ impl Hooks for DctcpRed {
     fn on_dequeue(&mut self, ctx: &QueueCtx, _sojourn: Time, _rng: &mut Rng) -> Verdict {
         DctcpRed::on_dequeue(self, ctx)
     }
+    fn take_params(&mut self, new: Self) {
+        self.params = new.params;
+    }
+    fn describe(&self) -> String {
+        format!("{:?}", self.params)
+    }
 }
 
 /// `aqm = { kind = "dctcp_red", threshold, mark_at = "enqueue"|"dequeue", non_ect = "pass"|"drop" }`.
@@ -69,15 +75,21 @@ pub struct Cfg {
     pub mark_at: MarkAt,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
+impl Config for Cfg {
+    type Algo = DctcpRed;
+
+    fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
         if self.threshold.0 == Size::Inf {
             return Err(ConfigError::new(format!("{field}.threshold"), "must be a finite size"));
         }
         Ok(())
     }
-    pub fn build(&self, mtu: u64) -> DctcpRed {
+    fn build(&self, mtu: u64) -> DctcpRed {
         DctcpRed::new(Params { threshold: self.threshold.0.bytes(mtu), at_dequeue: self.mark_at == MarkAt::Dequeue })
+    }
+
+    fn non_ect(&self) -> NonEct {
+        self.non_ect
     }
 }
 

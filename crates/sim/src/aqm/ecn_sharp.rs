@@ -12,7 +12,7 @@
 //! at dequeue, with the two targets in bytes. `division = "tofino"` reproduces the hardware prototype:
 //! Algorithm 2's emulated 32-bit clock in 1.024 µs units and Algorithm 3's 16-entry lookup-table division.
 
-use super::{Hooks, NonEct, QueueCtx, TimeOrSize, Verdict};
+use super::{Config, Hooks, NonEct, QueueCtx, TimeOrSize, Verdict};
 use crate::config::ConfigError;
 use crate::units::{Dur, Size};
 use serde::Deserialize;
@@ -254,6 +254,12 @@ impl Hooks for EcnSharp {
     fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
         EcnSharp::on_dequeue(self, ctx, sojourn, rng)
     }
+    fn take_params(&mut self, new: Self) {
+        self.params = new.params;
+    }
+    fn describe(&self) -> String {
+        format!("{:?}", self.params)
+    }
 }
 
 /// `aqm = { kind = "ecn_sharp", ins_target, pst_target, pst_interval, … }`.
@@ -280,8 +286,10 @@ pub struct Cfg {
     pub non_ect: NonEct,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
+impl Config for Cfg {
+    type Algo = EcnSharp;
+
+    fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
         let want_time = self.signal == Signal::Sojourn;
         match (self.ins_max, self.ins_pmax) {
             (Some(_), None) | (None, Some(_)) => {
@@ -321,7 +329,7 @@ impl Cfg {
         Ok(())
     }
 
-    pub fn build(&self, mtu: u64) -> EcnSharp {
+    fn build(&self, mtu: u64) -> EcnSharp {
         EcnSharp::new(Params {
             ins_target: self.ins_target.value(mtu),
             pst_target: self.pst_target.value(mtu),
@@ -334,6 +342,10 @@ impl Cfg {
             control_law: self.control_law,
             division: self.division,
         })
+    }
+
+    fn non_ect(&self) -> NonEct {
+        self.non_ect
     }
 }
 

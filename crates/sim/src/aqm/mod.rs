@@ -3,9 +3,9 @@
 //! glue turns a mark on a Not-ECT packet into pass or drop per `non_ect`. Buffer-overflow drops are the
 //! buffer manager's, never the AQM's.
 //!
-//! Each AQM is one file holding its config (`Cfg`: keys, defaults, checks), its parameters, state and
-//! decision functions, and its [`Hooks`]; adding one is that file plus one line in [`AqmCfg`] and one in
-//! [`Aqm`]. Parameters may change at run time (a controller, or [`crate::Sim::aqm_mut`]); a change applies
+//! Each AQM is one file holding its config (`Cfg`: keys, defaults, checks, implementing [`Config`]), its
+//! parameters, state and decision functions, and its [`Hooks`]; adding one is that file plus one line in
+//! the `registry!` below (see docs/extending.md). Parameters may change at run time (a controller, or [`crate::Sim::aqm_mut`]); a change applies
 //! to the next decision and keeps the AQM's state.
 
 pub mod codel;
@@ -60,6 +60,12 @@ pub trait Hooks {
     fn on_tick(&mut self, _now: Time) {}
     /// The parameters were just changed.
     fn on_params(&mut self, _now: Time) {}
+    /// Take the parameters of `new` (built from a config of the same kind), keeping the running state.
+    fn take_params(&mut self, new: Self)
+    where
+        Self: Sized;
+    /// The parameters, as text (controller records).
+    fn describe(&self) -> String;
 }
 
 /// What a marking AQM does with a packet it would mark but that is not ECN-capable.
@@ -112,169 +118,152 @@ impl<'de> Deserialize<'de> for TimeOrSize {
     }
 }
 
-kind_enum! {
-    /// `switch.aqm`: one AQM kind with its keys (the registry of AQMs).
-    #[derive(Debug, Clone)]
-    pub enum AqmCfg {
-        Droptail = "droptail" (droptail::Cfg),
-        DctcpRed = "dctcp_red" (dctcp_red::Cfg),
-        Red = "red" (red::Cfg),
-        Tcn = "tcn" (tcn::Cfg),
-        Codel = "codel" (codel::Cfg),
-        EcnSharp = "ecn_sharp" (ecn_sharp::Cfg),
+/// What an AQM file's `Cfg` provides: its checks, the algorithm it builds, and what happens to a
+/// packet the algorithm would mark that is not ECN-capable.
+pub trait Config {
+    type Algo;
+    /// Check the keys; `field` is the table's path for errors.
+    fn validate(&self, _field: &str, _mtu: u64) -> Result<(), ConfigError> {
+        Ok(())
     }
+    fn build(&self, mtu: u64) -> Self::Algo;
+    fn non_ect(&self) -> NonEct;
+}
+
+/// The registry: one line per AQM (`Variant = "kind" => module::Type`) makes its config a `kind` of
+/// `switch.aqm` ([`AqmCfg`]), its type a variant of [`Aqm`], and routes every hook to it.
+macro_rules! registry {
+    ($( $variant:ident = $kind:literal => $module:ident :: $algo:ident ),* $(,)?) => {
+        kind_enum! {
+            /// `switch.aqm`: one AQM kind with its keys.
+            #[derive(Debug, Clone)]
+            pub enum AqmCfg {
+                $( $variant = $kind ($module::Cfg) ),*
+            }
+        }
+
+        /// Every AQM, by variant.
+        #[derive(Debug)]
+        pub enum Aqm {
+            $( $variant($module::$algo) ),*
+        }
+
+        impl AqmCfg {
+            /// Check the keys; `field` is the table's path for errors.
+            pub fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
+                match self {
+                    $( AqmCfg::$variant(c) => c.validate(field, mtu), )*
+                }
+            }
+
+            /// What the AQM does with a Not-ECT packet it would mark.
+            pub fn non_ect(&self) -> NonEct {
+                match self {
+                    $( AqmCfg::$variant(c) => c.non_ect(), )*
+                }
+            }
+        }
+
+        impl Aqm {
+            pub fn from_cfg(cfg: &AqmCfg, mtu: u64) -> Aqm {
+                match cfg {
+                    $( AqmCfg::$variant(c) => Aqm::$variant(c.build(mtu)), )*
+                }
+            }
+
+            /// The `kind` of this AQM.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $( Aqm::$variant(_) => $kind, )*
+                }
+            }
+
+            /// Take the parameters of `cfg` (of this AQM's kind), keeping the running state.
+            pub fn set_params(&mut self, cfg: &AqmCfg, mtu: u64, now: Time) -> Result<(), String> {
+                match (&mut *self, Aqm::from_cfg(cfg, mtu)) {
+                    $( (Aqm::$variant(a), Aqm::$variant(b)) => a.take_params(b), )*
+                    #[allow(unreachable_patterns)]
+                    (_, b) => {
+                        return Err(format!(
+                            "the queue runs `{}`; a parameter change must keep the kind, not `{}`",
+                            self.kind(),
+                            b.kind()
+                        ))
+                    }
+                }
+                self.on_params(now);
+                Ok(())
+            }
+
+            /// The parameters, as text (controller records).
+            pub fn describe(&self) -> String {
+                match self {
+                    $( Aqm::$variant(a) => format!("{} {}", $kind, a.describe()).trim_end().to_string(), )*
+                }
+            }
+        }
+
+        impl Hooks for Aqm {
+            #[inline]
+            fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+                match self {
+                    $( Aqm::$variant(a) => Hooks::on_enqueue(a, ctx, rng), )*
+                }
+            }
+            #[inline]
+            fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
+                match self {
+                    $( Aqm::$variant(a) => Hooks::on_dequeue(a, ctx, sojourn, rng), )*
+                }
+            }
+            #[inline]
+            fn on_empty(&mut self, now: Time) {
+                match self {
+                    $( Aqm::$variant(a) => Hooks::on_empty(a, now), )*
+                }
+            }
+            #[inline]
+            fn on_idle(&mut self) {
+                match self {
+                    $( Aqm::$variant(a) => Hooks::on_idle(a), )*
+                }
+            }
+            fn on_pause(&mut self, now: Time, paused: bool) {
+                match self {
+                    $( Aqm::$variant(a) => Hooks::on_pause(a, now, paused), )*
+                }
+            }
+            fn on_tick(&mut self, now: Time) {
+                match self {
+                    $( Aqm::$variant(a) => Hooks::on_tick(a, now), )*
+                }
+            }
+            fn on_params(&mut self, now: Time) {
+                match self {
+                    $( Aqm::$variant(a) => Hooks::on_params(a, now), )*
+                }
+            }
+            fn take_params(&mut self, new: Self) {
+                *self = new;
+            }
+            fn describe(&self) -> String {
+                Aqm::describe(self)
+            }
+        }
+    };
+}
+
+registry! {
+    Droptail = "droptail" => droptail::DropTail,
+    DctcpRed = "dctcp_red" => dctcp_red::DctcpRed,
+    Red = "red" => red::Red,
+    Tcn = "tcn" => tcn::Tcn,
+    Codel = "codel" => codel::Codel,
+    EcnSharp = "ecn_sharp" => ecn_sharp::EcnSharp,
 }
 
 impl Default for AqmCfg {
     fn default() -> Self {
         AqmCfg::Droptail(droptail::Cfg {})
-    }
-}
-
-impl AqmCfg {
-    /// Check the keys; `field` is the table's path for errors.
-    pub fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
-        match self {
-            AqmCfg::Droptail(_) => Ok(()),
-            AqmCfg::DctcpRed(c) => c.validate(field, mtu),
-            AqmCfg::Red(c) => c.validate(field, mtu),
-            AqmCfg::Tcn(c) => c.validate(field, mtu),
-            AqmCfg::Codel(c) => c.validate(field, mtu),
-            AqmCfg::EcnSharp(c) => c.validate(field, mtu),
-        }
-    }
-
-    /// What the AQM does with a Not-ECT packet it would mark.
-    pub fn non_ect(&self) -> NonEct {
-        match self {
-            AqmCfg::Droptail(_) => NonEct::Pass,
-            AqmCfg::DctcpRed(c) => c.non_ect,
-            AqmCfg::Red(c) => c.non_ect(),
-            AqmCfg::Tcn(c) => c.non_ect,
-            AqmCfg::Codel(c) => c.non_ect(),
-            AqmCfg::EcnSharp(c) => c.non_ect,
-        }
-    }
-}
-
-/// Every AQM, by variant.
-#[derive(Debug)]
-pub enum Aqm {
-    DropTail(droptail::DropTail),
-    DctcpRed(dctcp_red::DctcpRed),
-    Red(red::Red),
-    Tcn(tcn::Tcn),
-    Codel(codel::Codel),
-    EcnSharp(ecn_sharp::EcnSharp),
-}
-
-macro_rules! each {
-    ($self:expr, $a:ident => $e:expr) => {
-        match $self {
-            Aqm::DropTail($a) => $e,
-            Aqm::DctcpRed($a) => $e,
-            Aqm::Red($a) => $e,
-            Aqm::Tcn($a) => $e,
-            Aqm::Codel($a) => $e,
-            Aqm::EcnSharp($a) => $e,
-        }
-    };
-}
-
-impl Aqm {
-    pub fn from_cfg(cfg: &AqmCfg, mtu: u64) -> Aqm {
-        match cfg {
-            AqmCfg::Droptail(c) => Aqm::DropTail(c.build(mtu)),
-            AqmCfg::DctcpRed(c) => Aqm::DctcpRed(c.build(mtu)),
-            AqmCfg::Red(c) => Aqm::Red(c.build(mtu)),
-            AqmCfg::Tcn(c) => Aqm::Tcn(c.build(mtu)),
-            AqmCfg::Codel(c) => Aqm::Codel(c.build(mtu)),
-            AqmCfg::EcnSharp(c) => Aqm::EcnSharp(c.build(mtu)),
-        }
-    }
-
-    /// The `kind` of this AQM.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Aqm::DropTail(_) => "droptail",
-            Aqm::DctcpRed(_) => "dctcp_red",
-            Aqm::Red(_) => "red",
-            Aqm::Tcn(_) => "tcn",
-            Aqm::Codel(_) => "codel",
-            Aqm::EcnSharp(_) => "ecn_sharp",
-        }
-    }
-
-    /// Take the parameters of `cfg` (of this AQM's kind), keeping the running state.
-    pub fn set_params(&mut self, cfg: &AqmCfg, mtu: u64, now: Time) -> Result<(), String> {
-        match (&mut *self, Aqm::from_cfg(cfg, mtu)) {
-            (Aqm::DropTail(_), Aqm::DropTail(_)) => {}
-            (Aqm::DctcpRed(a), Aqm::DctcpRed(b)) => a.params = b.params,
-            (Aqm::Red(a), Aqm::Red(b)) => a.params = b.params,
-            (Aqm::Tcn(a), Aqm::Tcn(b)) => a.params = b.params,
-            (Aqm::Codel(a), Aqm::Codel(b)) => a.params = b.params,
-            (Aqm::EcnSharp(a), Aqm::EcnSharp(b)) => a.params = b.params,
-            (_, b) => {
-                return Err(format!(
-                    "the queue runs `{}`; a parameter change must keep the kind, not `{}`",
-                    self.kind(),
-                    b.kind()
-                ))
-            }
-        }
-        self.on_params(now);
-        Ok(())
-    }
-
-    /// The parameters, as text (controller records).
-    pub fn describe(&self) -> String {
-        match self {
-            Aqm::DropTail(_) => "droptail".into(),
-            Aqm::DctcpRed(a) => format!("dctcp_red {:?}", a.params),
-            Aqm::Red(a) => format!("red {:?}", a.params),
-            Aqm::Tcn(a) => format!("tcn {:?}", a.params),
-            Aqm::Codel(a) => format!("codel {:?}", a.params),
-            Aqm::EcnSharp(a) => format!("ecn_sharp {:?}", a.params),
-        }
-    }
-}
-
-impl Hooks for Aqm {
-    #[inline]
-    fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
-        // Only the queue-length AQMs decide at enqueue; the others keep the default (pass), and naming
-        // them in one arm spares a jump per packet.
-        match self {
-            Aqm::DctcpRed(a) => Hooks::on_enqueue(a, ctx, rng),
-            Aqm::Red(a) => Hooks::on_enqueue(a, ctx, rng),
-            Aqm::DropTail(_) | Aqm::Tcn(_) | Aqm::Codel(_) | Aqm::EcnSharp(_) => Verdict::Pass,
-        }
-    }
-    #[inline]
-    fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
-        each!(self, a => Hooks::on_dequeue(a, ctx, sojourn, rng))
-    }
-    #[inline]
-    fn on_empty(&mut self, now: Time) {
-        // Only RED uses it (idle-time decay of its average).
-        if let Aqm::Red(a) = self {
-            Hooks::on_empty(a, now)
-        }
-    }
-    #[inline]
-    fn on_idle(&mut self) {
-        // Only CoDel uses it (it leaves its dropping state).
-        if let Aqm::Codel(a) = self {
-            Hooks::on_idle(a)
-        }
-    }
-    fn on_pause(&mut self, now: Time, paused: bool) {
-        each!(self, a => Hooks::on_pause(a, now, paused))
-    }
-    fn on_tick(&mut self, now: Time) {
-        each!(self, a => Hooks::on_tick(a, now))
-    }
-    fn on_params(&mut self, now: Time) {
-        each!(self, a => Hooks::on_params(a, now))
     }
 }

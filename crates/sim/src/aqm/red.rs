@@ -4,7 +4,7 @@
 //! Jacobson's EWMA avg ← (1 − w)·avg + w·q, decayed over idle periods by (1 − w)^m with m the packets the
 //! link could have sent while idle.
 
-use super::{Hooks, MarkAt, NonEct, QueueCtx, Verdict};
+use super::{Config, Hooks, MarkAt, NonEct, QueueCtx, Verdict};
 use crate::config::ConfigError;
 use crate::units::{Bytes, Size};
 use serde::Deserialize;
@@ -116,6 +116,12 @@ impl Hooks for Red {
     fn on_empty(&mut self, now: Time) {
         Red::on_empty(self, now)
     }
+    fn take_params(&mut self, new: Self) {
+        self.params = new.params;
+    }
+    fn describe(&self) -> String {
+        format!("{:?}", self.params)
+    }
 }
 
 /// `aqm = { kind = "red", kmin, kmax, pmax, average, mark_at, non_ect }`: with `average` (the EWMA
@@ -135,8 +141,10 @@ pub struct Cfg {
     pub mark_at: MarkAt,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
+impl Config for Cfg {
+    type Algo = Red;
+
+    fn validate(&self, field: &str, mtu: u64) -> Result<(), ConfigError> {
         let (a, b) = (self.kmin.0.bytes(mtu), self.kmax.0.bytes(mtu));
         if self.kmin.0 == Size::Inf || self.kmax.0 == Size::Inf || b < a {
             return Err(ConfigError::new(format!("{field}.kmax"), "kmin ≤ kmax, both finite"));
@@ -151,7 +159,7 @@ impl Cfg {
         }
         Ok(())
     }
-    pub fn build(&self, mtu: u64) -> Red {
+    fn build(&self, mtu: u64) -> Red {
         Red::new(Params {
             kmin: self.kmin.0.bytes(mtu),
             kmax: self.kmax.0.bytes(mtu),
@@ -160,7 +168,7 @@ impl Cfg {
             at_dequeue: self.mark_at == MarkAt::Dequeue,
         })
     }
-    pub fn non_ect(&self) -> NonEct {
+    fn non_ect(&self) -> NonEct {
         self.non_ect.unwrap_or(NonEct::Drop)
     }
 }

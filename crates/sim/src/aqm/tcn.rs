@@ -2,7 +2,7 @@
 //! the packet's sojourn time exceeds a threshold T = λ·RTT — the time form of DCTCP's K = λ·C·RTT. It
 //! keeps no state beyond the enqueue timestamp, so it works per queue under any scheduler.
 
-use super::{Hooks, NonEct, QueueCtx, Verdict};
+use super::{Config, Hooks, NonEct, QueueCtx, Verdict};
 use crate::config::ConfigError;
 use crate::rng::Rng;
 use crate::units::Dur;
@@ -39,6 +39,12 @@ impl Hooks for Tcn {
     fn on_dequeue(&mut self, _ctx: &QueueCtx, sojourn: Time, _rng: &mut Rng) -> Verdict {
         Tcn::on_dequeue(self, sojourn)
     }
+    fn take_params(&mut self, new: Self) {
+        self.params = new.params;
+    }
+    fn describe(&self) -> String {
+        format!("{:?}", self.params)
+    }
 }
 
 /// `aqm = { kind = "tcn", threshold, non_ect }`: `threshold` is a time.
@@ -50,15 +56,21 @@ pub struct Cfg {
     pub non_ect: NonEct,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
+impl Config for Cfg {
+    type Algo = Tcn;
+
+    fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
         if self.threshold.0 == 0 {
             return Err(ConfigError::new(format!("{field}.threshold"), "must be greater than zero"));
         }
         Ok(())
     }
-    pub fn build(&self, _mtu: u64) -> Tcn {
+    fn build(&self, _mtu: u64) -> Tcn {
         Tcn::new(Params { threshold: self.threshold.0 })
+    }
+
+    fn non_ect(&self) -> NonEct {
+        self.non_ect
     }
 }
 
