@@ -2,7 +2,7 @@
 //! (`src,dst,size,start[,tag]`) or HPCC's `flow.txt` (what HPCC `traffic_gen/traffic_gen.py` writes), so
 //! that one flow list can drive both simulators.
 
-use super::{HostInfo, NewFlow, Source, Tags};
+use super::{NewFlow, Source, Tags};
 use crate::config::kind::ConfigError;
 use crate::units::{parse_size, parse_time};
 use serde::Deserialize;
@@ -26,13 +26,14 @@ pub struct Cfg {
     pub tag: Option<String>,
 }
 
-impl Cfg {
-    pub fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
+impl super::Kind for Cfg {
+    fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
         fix(&mut self.path);
     }
 
     /// Every flow of the file in start order; the endpoints must exist and differ.
-    pub fn build(&self, field: &str, hosts: &HostInfo, tags: &mut Tags) -> Result<Source, ConfigError> {
+    fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
+        let (hosts, tags) = (b.hosts, &mut *b.tags);
         let (path, n) = (&self.path, hosts.n_hosts);
         let at = format!("{field}.path");
         let text = std::fs::read_to_string(path)

@@ -2,7 +2,7 @@
 //! experiments that name every flow (a victim flow beside an incast, as in TCD's tests, `workloads.md`
 //! §9.1).
 
-use super::{HostInfo, NewFlow, Source, Tags};
+use super::{NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::Deserialize;
@@ -29,8 +29,8 @@ pub struct FlowSpec {
     pub priority: u8,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+impl super::Kind for Cfg {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
         for (j, fl) in self.list.iter().enumerate() {
             super::check_size(&fl.size, &format!("{field}.list[{j}].size"))?;
         }
@@ -38,7 +38,8 @@ impl Cfg {
     }
 
     /// The flows in start order (a stable sort: equal starts keep the list's order).
-    pub fn build(&self, field: &str, hosts: &HostInfo, mtu: u64, tags: &mut Tags) -> Result<Source, ConfigError> {
+    fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
+        let (hosts, mtu, tags) = (b.hosts, b.mtu, &mut *b.tags);
         let mut flows = Vec::with_capacity(self.list.len());
         for (j, fl) in self.list.iter().enumerate() {
             let f = |k: &str| format!("{field}.list[{j}].{k}");

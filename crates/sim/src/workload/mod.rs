@@ -156,7 +156,7 @@ pub fn build(
     let mut w = Workload::default();
     for (i, t) in traffic.iter().enumerate() {
         let rng = rng::stream(seed, "traffic", i as u64);
-        let mut source = t.kind.build(&format!("traffic[{i}]"), rng, hosts, mtu, tags)?;
+        let mut source = t.kind.inner().build(&format!("traffic[{i}]"), &mut Build { rng, hosts, mtu, tags })?;
         let (start, stop) = t.active.map(|a| (a.start.0, a.stop.map_or(Time::MAX, |s| s.0))).unwrap_or((0, Time::MAX));
         match &mut source {
             Source::List { flows, .. } => flows.retain(|f| f.start >= start && f.start < stop),
@@ -300,16 +300,12 @@ impl Traffic {
             let msg = "must be at least 1 (leave it out for no limit)";
             return Err(ConfigError::new(format!("{field}.max_in_flight"), msg));
         }
-        self.kind.validate(field)
+        self.kind.inner().validate(field)
     }
 
     /// Apply `fix` (relative → the scenario file's folder) to the files this entry reads.
     pub fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
-        match &mut self.kind {
-            TrafficKind::Poisson(c) => c.resolve_paths(fix),
-            TrafficKind::File(c) => c.resolve_paths(fix),
-            _ => {}
-        }
+        self.kind.inner_mut().resolve_paths(fix)
     }
 }
 
@@ -326,41 +322,58 @@ fn check_size(size: &Bytes, field: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-kind_enum! {
-    /// A `[[traffic]]` entry's kind with its keys (the registry of traffic kinds).
-    #[derive(Debug, Clone)]
-    pub enum TrafficKind {
-        Poisson = "poisson" (poisson::Cfg),
-        Incast = "incast" (incast::Cfg),
-        Stride = "stride" (stride::Cfg),
-        Permutation = "permutation" (permutation::Cfg),
-        Flows = "flows" (flows::Cfg),
-        File = "file" (file::Cfg),
+/// What a traffic kind's file provides: its checks (before the topology is known), the files it reads,
+/// and its flow source.
+pub trait Kind {
+    fn validate(&self, _field: &str) -> Result<(), ConfigError> {
+        Ok(())
     }
+    /// Apply `fix` (relative → the scenario file's folder) to the files this kind reads.
+    fn resolve_paths(&mut self, _fix: &dyn Fn(&mut String)) {}
+    /// The entry's source; `field` is the entry's path for errors.
+    fn build(&self, field: &str, b: &mut Build) -> Result<Source, ConfigError>;
 }
 
-impl TrafficKind {
-    /// Checks that need no topology; `field` is the entry's path for errors.
-    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
-        match self {
-            TrafficKind::Poisson(c) => c.validate(field),
-            TrafficKind::Incast(c) => c.validate(field),
-            TrafficKind::Stride(c) => c.validate(field),
-            TrafficKind::Permutation(c) => c.validate(field),
-            TrafficKind::Flows(c) => c.validate(field),
-            TrafficKind::File(_) => Ok(()),
-        }
-    }
+/// What a builder may use: the entry's own traffic stream, the hosts, the MTU and the tag table.
+pub struct Build<'a> {
+    pub rng: Rng,
+    pub hosts: &'a HostInfo,
+    pub mtu: u64,
+    pub tags: &'a mut Tags,
+}
 
-    /// The entry's source; `rng` is the entry's own traffic stream.
-    fn build(&self, field: &str, rng: Rng, hosts: &HostInfo, mtu: u64, tags: &mut Tags) -> Result<Source, ConfigError> {
-        match self {
-            TrafficKind::Poisson(c) => c.build(field, rng, hosts, tags),
-            TrafficKind::Incast(c) => c.build(field, rng, hosts, mtu, tags),
-            TrafficKind::Stride(c) => c.build(field, hosts, mtu, tags),
-            TrafficKind::Permutation(c) => c.build(field, rng, hosts, mtu, tags),
-            TrafficKind::Flows(c) => c.build(field, hosts, mtu, tags),
-            TrafficKind::File(c) => c.build(field, hosts, tags),
+/// The registry: one line per traffic kind (`Variant = "kind" => module`) makes the module's `Cfg` a
+/// `kind` of `[[traffic]]` and routes checks, paths and building to it.
+macro_rules! registry {
+    ($( $variant:ident = $kind:literal => $module:ident ),* $(,)?) => {
+        kind_enum! {
+            /// A `[[traffic]]` entry's kind with its keys.
+            #[derive(Debug, Clone)]
+            pub enum TrafficKind {
+                $( $variant = $kind ($module::Cfg) ),*
+            }
         }
-    }
+
+        impl TrafficKind {
+            fn inner(&self) -> &dyn Kind {
+                match self {
+                    $( TrafficKind::$variant(c) => c, )*
+                }
+            }
+            fn inner_mut(&mut self) -> &mut dyn Kind {
+                match self {
+                    $( TrafficKind::$variant(c) => c, )*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Poisson = "poisson" => poisson,
+    Incast = "incast" => incast,
+    Stride = "stride" => stride,
+    Permutation = "permutation" => permutation,
+    Flows = "flows" => flows,
+    File = "file" => file,
 }

@@ -3,9 +3,8 @@
 //! `ConnectionMatrix::setPermutation`); `workloads.md` does not define it. The permutation is drawn from
 //! the entry's traffic stream, so compared schemes see the same one.
 
-use super::{HostInfo, NewFlow, Source, Tags};
+use super::{NewFlow, Source};
 use crate::config::kind::ConfigError;
-use crate::rng::Rng;
 use crate::units::{Bytes, Dur};
 use rand::Rng as _;
 use serde::Deserialize;
@@ -22,19 +21,13 @@ pub struct Cfg {
     pub priority: u8,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+impl super::Kind for Cfg {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
         super::check_size(&self.size, &format!("{field}.size"))
     }
 
-    pub fn build(
-        &self,
-        field: &str,
-        mut rng: Rng,
-        hosts: &HostInfo,
-        mtu: u64,
-        tags: &mut Tags,
-    ) -> Result<Source, ConfigError> {
+    fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
+        let (mut rng, hosts, mtu, tags) = (b.rng.clone(), b.hosts, b.mtu, &mut *b.tags);
         let n = hosts.n_hosts;
         if n < 2 {
             return Err(ConfigError::new(format!("{field}.kind"), "a permutation needs at least 2 hosts"));

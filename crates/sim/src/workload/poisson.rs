@@ -6,7 +6,7 @@
 //! per-host processes, and its one stream keeps the flows identical across compared schemes.
 
 use super::cdf::{Cdf, BUILTIN_CDFS};
-use super::{HostInfo, HostSet, NewFlow, Source, Tags};
+use super::{HostInfo, HostSet, NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::rng::{self, Rng};
 use crate::units::{Dur, Time};
@@ -44,8 +44,8 @@ pub struct Cfg {
     pub priority: u8,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+impl super::Kind for Cfg {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
         if !(self.load > 0.0 && self.load <= 1.0) {
             return Err(ConfigError::new(format!("{field}.load"), format!("load must be in (0, 1], got {}", self.load)));
         }
@@ -55,13 +55,14 @@ impl Cfg {
         Ok(())
     }
 
-    pub fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
+    fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
         if !BUILTIN_CDFS.iter().any(|(n, _)| *n == self.sizes) {
             fix(&mut self.sizes);
         }
     }
 
-    pub fn build(&self, field: &str, rng: Rng, hosts: &HostInfo, tags: &mut Tags) -> Result<Source, ConfigError> {
+    fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
+        let (rng, hosts, tags) = (b.rng.clone(), b.hosts, &mut *b.tags);
         let f = |k: &str| format!("{field}.{k}");
         let cdf = Cdf::load(&self.sizes, &f("sizes"))?;
         let src = hosts_or_all(&self.src, hosts, &f("src"))?;

@@ -2,7 +2,7 @@
 //! concurrent-stride test (`workloads.md` §9.2), one stride per entry. Every host sends and receives
 //! exactly one flow, so the load is even at the edge and the fabric's paths decide the outcome.
 
-use super::{HostInfo, NewFlow, Source, Tags};
+use super::{NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::Deserialize;
@@ -20,8 +20,8 @@ pub struct Cfg {
     pub priority: u8,
 }
 
-impl Cfg {
-    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+impl super::Kind for Cfg {
+    fn validate(&self, field: &str) -> Result<(), ConfigError> {
         super::check_size(&self.size, &format!("{field}.size"))?;
         if self.stride == 0 {
             return Err(ConfigError::new(format!("{field}.stride"), "must be at least 1"));
@@ -30,7 +30,8 @@ impl Cfg {
     }
 
     /// The stride must not map a host onto itself, which needs the host count.
-    pub fn build(&self, field: &str, hosts: &HostInfo, mtu: u64, tags: &mut Tags) -> Result<Source, ConfigError> {
+    fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
+        let (hosts, mtu, tags) = (b.hosts, b.mtu, &mut *b.tags);
         let n = hosts.n_hosts;
         if n < 2 || self.stride % n == 0 {
             return Err(ConfigError::new(
