@@ -12,6 +12,7 @@ pub mod codel;
 pub mod dctcp_red;
 pub mod droptail;
 pub mod ecn_sharp;
+pub mod pie;
 pub mod red;
 pub mod tcn;
 
@@ -122,6 +123,7 @@ kind_enum! {
         Tcn = "tcn" (tcn::Cfg),
         Codel = "codel" (codel::Cfg),
         EcnSharp = "ecn_sharp" (ecn_sharp::Cfg),
+        Pie = "pie" (pie::Cfg),
     }
 }
 
@@ -141,6 +143,7 @@ impl AqmCfg {
             AqmCfg::Tcn(c) => c.validate(field, mtu),
             AqmCfg::Codel(c) => c.validate(field, mtu),
             AqmCfg::EcnSharp(c) => c.validate(field, mtu),
+            AqmCfg::Pie(c) => c.validate(field, mtu),
         }
     }
 
@@ -153,6 +156,7 @@ impl AqmCfg {
             AqmCfg::Tcn(c) => c.non_ect,
             AqmCfg::Codel(c) => c.non_ect(),
             AqmCfg::EcnSharp(c) => c.non_ect,
+            AqmCfg::Pie(c) => c.non_ect(),
         }
     }
 }
@@ -166,6 +170,7 @@ pub enum Aqm {
     Tcn(tcn::Tcn),
     Codel(codel::Codel),
     EcnSharp(ecn_sharp::EcnSharp),
+    Pie(pie::Pie),
 }
 
 macro_rules! each {
@@ -177,6 +182,7 @@ macro_rules! each {
             Aqm::Tcn($a) => $e,
             Aqm::Codel($a) => $e,
             Aqm::EcnSharp($a) => $e,
+            Aqm::Pie($a) => $e,
         }
     };
 }
@@ -190,6 +196,7 @@ impl Aqm {
             AqmCfg::Tcn(c) => Aqm::Tcn(c.build(mtu)),
             AqmCfg::Codel(c) => Aqm::Codel(c.build(mtu)),
             AqmCfg::EcnSharp(c) => Aqm::EcnSharp(c.build(mtu)),
+            AqmCfg::Pie(c) => Aqm::Pie(c.build(mtu)),
         }
     }
 
@@ -202,6 +209,7 @@ impl Aqm {
             Aqm::Tcn(_) => "tcn",
             Aqm::Codel(_) => "codel",
             Aqm::EcnSharp(_) => "ecn_sharp",
+            Aqm::Pie(_) => "pie",
         }
     }
 
@@ -214,6 +222,7 @@ impl Aqm {
             (Aqm::Tcn(a), Aqm::Tcn(b)) => a.params = b.params,
             (Aqm::Codel(a), Aqm::Codel(b)) => a.params = b.params,
             (Aqm::EcnSharp(a), Aqm::EcnSharp(b)) => a.params = b.params,
+            (Aqm::Pie(a), Aqm::Pie(b)) => a.params = b.params,
             (_, b) => {
                 return Err(format!(
                     "the queue runs `{}`; a parameter change must keep the kind, not `{}`",
@@ -235,6 +244,7 @@ impl Aqm {
             Aqm::Tcn(a) => format!("tcn {:?}", a.params),
             Aqm::Codel(a) => format!("codel {:?}", a.params),
             Aqm::EcnSharp(a) => format!("ecn_sharp {:?}", a.params),
+            Aqm::Pie(a) => format!("pie {:?}", a.params),
         }
     }
 }
@@ -242,11 +252,12 @@ impl Aqm {
 impl Hooks for Aqm {
     #[inline]
     fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
-        // Only the queue-length AQMs decide at enqueue; the others keep the default (pass), and naming
-        // them in one arm spares a jump per packet.
+        // Only the queue-length AQMs and PIE decide at enqueue; the others keep the default (pass), and
+        // naming them in one arm spares a jump per packet.
         match self {
             Aqm::DctcpRed(a) => Hooks::on_enqueue(a, ctx, rng),
             Aqm::Red(a) => Hooks::on_enqueue(a, ctx, rng),
+            Aqm::Pie(a) => Hooks::on_enqueue(a, ctx, rng),
             Aqm::DropTail(_) | Aqm::Tcn(_) | Aqm::Codel(_) | Aqm::EcnSharp(_) => Verdict::Pass,
         }
     }
