@@ -193,6 +193,8 @@ impl Hooks for Pie {
 /// Defaults, aqm.md §7: `target` = `tupdate` = 20 µs (its datacenter values); `alpha` = 0.125 and
 /// `beta` = 1.25 per second, the RFC's values unchanged; `max_burst` = 200 µs, the RFC's 150 ms scaled by
 /// the same factor as target and T_UPDATE (15 ms → 20 µs, ÷ 750) — the spec gives no datacenter value.
+/// Kept per second, α and β make p slow against µs-scale delay errors (a 20 µs error moves p by 2.5e-6 per
+/// update before the table's division): long flows settle over a few hundred ms; raise them for faster control.
 /// `mode = "ecn"` marks ECT packets while p ≤ 10 % (RFC §5.1); drop-capable: by default a Not-ECT packet it
 /// would mark is dropped (`non_ect = "drop"`, as CoDel).
 #[derive(Debug, Clone, Deserialize)]
