@@ -280,6 +280,18 @@ mod tests {
     }
 
     #[test]
+    fn bad_keys_name_the_field() {
+        let c: Cfg = toml::from_str("tupdate = \"0us\"").unwrap();
+        assert_eq!(c.validate("switch.aqm", 1500).unwrap_err().field, "switch.aqm.tupdate");
+        let c: Cfg = toml::from_str("alpha = -1.0").unwrap();
+        assert_eq!(c.validate("switch.aqm", 1500).unwrap_err().field, "switch.aqm.alpha");
+        assert!(toml::from_str::<Cfg>("interval = \"1ms\"").is_err());
+        assert!(toml::from_str::<Cfg>("target = 20").is_err());
+        let c: Cfg = toml::from_str("mode = \"drop\"").unwrap();
+        assert_eq!((c.build(1500).params.mode, c.non_ect()), (Mode::Drop, NonEct::Drop));
+    }
+
+    #[test]
     fn probability_follows_the_rfc_update_through_every_scaling_band() {
         let mut a = pie(Mode::Ecn);
         // The RFC's update by hand (delays in seconds, target 20 µs, α = 0.125, β = 1.25), with the divisor
