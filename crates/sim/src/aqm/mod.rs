@@ -12,6 +12,7 @@ pub mod codel;
 pub mod dctcp_red;
 pub mod droptail;
 pub mod ecn_sharp;
+pub mod pie;
 pub mod red;
 pub mod tcn;
 
@@ -260,6 +261,7 @@ registry! {
     Tcn = "tcn" => tcn::Tcn,
     Codel = "codel" => codel::Codel,
     EcnSharp = "ecn_sharp" => ecn_sharp::EcnSharp,
+    Pie = "pie" => pie::Pie,
 }
 
 impl Default for AqmCfg {
