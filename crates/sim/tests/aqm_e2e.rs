@@ -368,3 +368,29 @@ fn codel_control_law_spaces_marks_by_interval_over_sqrt_count() {
     assert_eq!(r.meta.marks, 0, "Not-ECT packets are passed unmarked");
     assert_eq!(r.meta.drops.total(), 0);
 }
+
+#[test]
+fn ecn_sharp_marking_state_restarts_after_the_queue_drains() {
+    // Two fixed-window bursts: flows of 600 KB (≈ 1 ms at 5 Gbps each) at 0, then two more at 1.5 ms. In
+    // between the queue is empty: the sojourn falls below pst_target, so Algorithm 1 leaves the marking
+    // state and the count restarts. In the second burst the first persistent mark comes pst_interval after
+    // the sojourn reaches 20 µs again, then I later, then I/2 … — the same few marks as in the first burst's
+    // first 400 µs (measured: 6 and 6), not the ~every-packet rate the first burst ended with (352 marks).
+    let text = scenario(2, &format!("buffer = \"1MB\"\naqm = {}", sharp("control_law = \"linear\"")), FIXED, "600KB", "3ms").replace(
+        "size = \"600KB\" }]",
+        "size = \"600KB\" }, { src = 0, dst = 2, size = \"600KB\", start = \"1500us\" }, { src = 1, dst = 2, size = \"600KB\", start = \"1500us\" }]",
+    );
+    let mut sim = Sim::from_toml(&text).unwrap();
+    let mut pst = |t: u64| {
+        sim.run_until(t);
+        match sim.aqm_mut("sw0", 2, 0).unwrap() {
+            Aqm::EcnSharp(a) => a.stats.persistent_marks,
+            _ => unreachable!(),
+        }
+    };
+    let (first_400, first_end, second_start, second_400) = (pst(400 * US), pst(1500 * US), pst(1500 * US), pst(1900 * US));
+    eprintln!("ECN# bursts: first 400 us {first_400}, first burst {first_end}, second burst's first 400 us {}", second_400 - second_start);
+    assert!(first_end > 100, "the first burst reaches the fast marking rate: {first_end}");
+    let second = second_400 - second_start;
+    assert!(second >= 1 && second <= first_400 + 3, "second burst {second} vs first {first_400}");
+}
