@@ -120,7 +120,7 @@ impl TcpParams {
     /// `tcp:dctcp`, `tcp:reno+ecn`, `tcp:reno`.
     pub fn label(&self) -> String {
         let cc = self.cc.name();
-        if self.ecn && self.cc == CcName::Reno {
+        if self.ecn && !self.cc.needs_ecn() {
             format!("tcp:{cc}+ecn")
         } else {
             format!("tcp:{cc}")
@@ -133,8 +133,10 @@ impl Cfg {
     pub fn resolve(&self, field: &str, mtu: u32) -> Result<TcpParams, ConfigError> {
         let f = |k: &str| format!("{field}.{k}");
         let ecn = match (self.cc, self.ecn) {
-            (CcName::Dctcp, Some(false)) => return Err(ConfigError::new(f("ecn"), "DCTCP needs ECN; remove `ecn = false`")),
-            (CcName::Dctcp, _) => true,
+            (cc, Some(false)) if cc.needs_ecn() => {
+                return Err(ConfigError::new(f("ecn"), format!("`{}` needs ECN; remove `ecn = false`", cc.name())))
+            }
+            (cc, _) if cc.needs_ecn() => true,
             (_, e) => e.unwrap_or(false),
         };
         if self.tsq_limit.0 != Size::Inf && self.tsq_limit.0.bytes(mtu as u64) < mtu as u64 {

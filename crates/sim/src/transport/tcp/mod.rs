@@ -11,7 +11,7 @@ use super::{Out, TraceSample, Transport};
 use crate::engine::timer::Timer;
 use crate::net::packet::{flags, Packet};
 use crate::units::{Time, SEC};
-use cc::{AckInfo, CcName, CongestionControl, Rtt, Window};
+use cc::{AckInfo, CongestionControl, Rtt, Window};
 pub use config::{Cfg, TcpParams};
 
 pub struct Conn {
@@ -68,7 +68,7 @@ impl Conn {
         Conn {
             flow,
             size,
-            cc: CongestionControl::new(p.cc, p.dctcp_g, 0),
+            cc: CongestionControl::new(&p, 0),
             p,
             established: false,
             snd_una: 0,
@@ -335,7 +335,7 @@ impl Conn {
 
     fn ack_out(&mut self, extra: u8, ts_echo: Time) -> Out {
         let mut f = flags::ACK | extra;
-        let ece = if self.p.cc == CcName::Dctcp { self.ce_state } else { self.ece_latch };
+        let ece = if self.p.cc.accurate_ecn() { self.ce_state } else { self.ece_latch };
         if ece && self.p.ecn {
             f |= flags::ECE;
         }
@@ -356,7 +356,7 @@ impl Conn {
         let (seq, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         let had_hole = !self.ooo.is_empty();
         let mut immediate = self.p.delack <= 1;
-        if self.p.cc == CcName::Dctcp && ce != self.ce_state {
+        if self.p.cc.accurate_ecn() && ce != self.ce_state {
             // DCTCP receiver: on a CE flip, first ACK what came before with the old state (RFC 8257 §3.2).
             if self.unacked_segs > 0 {
                 let ts = self.unacked_ts;
@@ -384,7 +384,7 @@ impl Conn {
         } else {
             immediate = true; // duplicate
         }
-        if self.p.cc != CcName::Dctcp && ce {
+        if !self.p.cc.accurate_ecn() && ce {
             self.ece_latch = true;
         }
         if self.unacked_segs == 0 {
@@ -499,6 +499,7 @@ fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
 
 #[cfg(test)]
 mod tests {
+    use super::cc::CcName;
     use super::*;
     use crate::net::packet::Ecn;
 

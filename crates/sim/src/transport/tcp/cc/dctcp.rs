@@ -3,7 +3,8 @@
 //! on ECN-Echo, at most once per window: cwnd ← max(cwnd·(1 − alpha/2), 2·MSS). alpha₀ = 1 (Linux).
 //! Loss reactions and window growth are Reno's.
 
-use super::{AckInfo, Window};
+use super::{AckInfo, Cc, TcpParams, Window};
+use crate::units::Time;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Dctcp {
@@ -37,6 +38,28 @@ impl Dctcp {
     #[inline]
     pub fn ssthresh_on_ece(&self, w: &Window) -> f64 {
         (w.cwnd * (1.0 - self.alpha / 2.0)).max(2.0 * w.mss)
+    }
+}
+
+impl Cc for Dctcp {
+    const ACCURATE_ECN: bool = true;
+    const NEEDS_ECN: bool = true;
+    fn build(p: &TcpParams, snd_nxt: u64) -> Self {
+        Dctcp::new(p.dctcp_g, snd_nxt)
+    }
+    #[inline]
+    fn on_ack(&mut self, w: &Window, ack: &AckInfo) {
+        Dctcp::on_ack(self, w, ack)
+    }
+    #[inline]
+    fn ssthresh_on_ece(&mut self, w: &Window, _now: Time) -> f64 {
+        Dctcp::ssthresh_on_ece(self, w)
+    }
+    fn min_cwnd(&self, w: &Window) -> f64 {
+        2.0 * w.mss
+    }
+    fn alpha(&self) -> f64 {
+        self.alpha
     }
 }
 

@@ -1,30 +1,14 @@
 //! Congestion controls, one file each behind one enum (the shape of smoltcp's `congestion` module): a new
-//! algorithm is one file, one variant and one name in [`CcName`]. Hooks the algorithm does not need keep
-//! the Reno behaviour written in this file. Every hook that reacts to an ACK gets an [`AckInfo`]: the
+//! algorithm is one file implementing [`Cc`] and one line in the `registry!` below. Hooks the algorithm
+//! does not override keep the Reno behaviour written in this file. Every hook that reacts to an ACK gets an [`AckInfo`]: the
 //! time, the bytes it acknowledged and how many of them were ECN-marked, and the RTT samples.
 
 pub mod dctcp;
 pub mod reno;
 
+use super::TcpParams;
 use crate::units::Time;
 use serde::Deserialize;
-
-/// `cc = "…"` of a TCP transport.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum CcName {
-    Reno,
-    Dctcp,
-}
-
-impl CcName {
-    pub fn name(self) -> &'static str {
-        match self {
-            CcName::Reno => "reno",
-            CcName::Dctcp => "dctcp",
-        }
-    }
-}
 
 /// The window state a congestion control may read and change (bytes).
 #[derive(Clone, Copy, Debug)]
@@ -70,67 +54,122 @@ pub struct AckInfo {
     pub rtt: Rtt,
 }
 
-pub enum CongestionControl {
-    Reno(reno::Reno),
-    Dctcp(dctcp::Dctcp),
+/// What a congestion-control file provides. Every hook defaults to Reno's behaviour, so an algorithm
+/// overrides only what it changes (smoltcp's `Controller` shape).
+pub trait Cc: Sized {
+    /// The receiver echoes CE exactly, ACK by ACK (DCTCP, RFC 8257 §3.2), instead of latching ECN-Echo
+    /// until CWR (RFC 3168).
+    const ACCURATE_ECN: bool = false;
+    /// The algorithm needs ECN: `ecn = false` is a config error and ECN is on by default.
+    const NEEDS_ECN: bool = false;
+    /// A new connection's state (`snd_nxt` is where the first window ends).
+    fn build(p: &TcpParams, snd_nxt: u64) -> Self;
+    /// Every ACK, before any reaction: accounting (DCTCP's marked-byte fraction and alpha).
+    fn on_ack(&mut self, _w: &Window, _ack: &AckInfo) {}
+    /// Window growth on an ACK that advanced snd_una outside recovery and caused no reduction.
+    fn increase(&mut self, w: &mut Window, ack: &AckInfo) {
+        w.reno_increase(ack.acked)
+    }
+    /// New ssthresh on an ECN-Echo (once per window).
+    fn ssthresh_on_ece(&mut self, w: &Window, _now: Time) -> f64 {
+        reno::Reno::ssthresh_on_loss(w, w.cwnd)
+    }
+    /// New ssthresh on loss (fast retransmit or timeout), given the flight size.
+    fn ssthresh_on_loss(&mut self, w: &Window, flight: f64, _now: Time) -> f64 {
+        reno::Reno::ssthresh_on_loss(w, flight)
+    }
+    /// Smallest cwnd a reduction may leave (bytes).
+    fn min_cwnd(&self, w: &Window) -> f64 {
+        w.mss
+    }
+    /// DCTCP's alpha for traces; NaN for controls without one.
+    fn alpha(&self) -> f64 {
+        f64::NAN
+    }
 }
 
-impl CongestionControl {
-    pub fn new(name: CcName, dctcp_g: f64, snd_nxt: u64) -> Self {
-        match name {
-            CcName::Reno => CongestionControl::Reno(reno::Reno),
-            CcName::Dctcp => CongestionControl::Dctcp(dctcp::Dctcp::new(dctcp_g, snd_nxt)),
+/// The registry: one line per congestion control (`Variant = "name" => module::Type`) makes it a value of
+/// `cc = "…"` ([`CcName`]), a variant of [`CongestionControl`], and routes every hook to it.
+macro_rules! registry {
+    ($( $variant:ident = $name:literal => $module:ident :: $ty:ident ),* $(,)?) => {
+        /// `cc = "…"` of a TCP transport.
+        #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+        pub enum CcName {
+            $( #[serde(rename = $name)] $variant ),*
         }
-    }
 
-    /// Every ACK, before any reaction: accounting (DCTCP's marked-byte fraction and alpha).
-    #[inline]
-    pub fn on_ack(&mut self, w: &Window, ack: &AckInfo) {
-        match self {
-            CongestionControl::Reno(_) => {}
-            CongestionControl::Dctcp(d) => d.on_ack(w, ack),
+        impl CcName {
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( CcName::$variant => $name, )*
+                }
+            }
+            /// See [`Cc::ACCURATE_ECN`].
+            #[inline]
+            pub fn accurate_ecn(self) -> bool {
+                match self {
+                    $( CcName::$variant => <$module::$ty as Cc>::ACCURATE_ECN, )*
+                }
+            }
+            /// See [`Cc::NEEDS_ECN`].
+            pub fn needs_ecn(self) -> bool {
+                match self {
+                    $( CcName::$variant => <$module::$ty as Cc>::NEEDS_ECN, )*
+                }
+            }
         }
-    }
 
-    /// Window growth on an ACK that advanced snd_una outside recovery and caused no reduction.
-    #[inline]
-    pub fn increase(&mut self, w: &mut Window, ack: &AckInfo) {
-        match self {
-            CongestionControl::Reno(_) | CongestionControl::Dctcp(_) => w.reno_increase(ack.acked),
+        /// Every congestion control, by variant.
+        pub enum CongestionControl {
+            $( $variant($module::$ty) ),*
         }
-    }
 
-    /// New ssthresh on an ECN-Echo (once per window).
-    #[inline]
-    pub fn ssthresh_on_ece(&mut self, w: &Window, _now: Time) -> f64 {
-        match self {
-            CongestionControl::Reno(_) => reno::Reno::ssthresh_on_loss(w, w.cwnd),
-            CongestionControl::Dctcp(d) => d.ssthresh_on_ece(w),
+        impl CongestionControl {
+            pub fn new(p: &TcpParams, snd_nxt: u64) -> Self {
+                match p.cc {
+                    $( CcName::$variant => CongestionControl::$variant(<$module::$ty as Cc>::build(p, snd_nxt)), )*
+                }
+            }
+            #[inline]
+            pub fn on_ack(&mut self, w: &Window, ack: &AckInfo) {
+                match self {
+                    $( CongestionControl::$variant(c) => c.on_ack(w, ack), )*
+                }
+            }
+            #[inline]
+            pub fn increase(&mut self, w: &mut Window, ack: &AckInfo) {
+                match self {
+                    $( CongestionControl::$variant(c) => c.increase(w, ack), )*
+                }
+            }
+            #[inline]
+            pub fn ssthresh_on_ece(&mut self, w: &Window, now: Time) -> f64 {
+                match self {
+                    $( CongestionControl::$variant(c) => c.ssthresh_on_ece(w, now), )*
+                }
+            }
+            #[inline]
+            pub fn ssthresh_on_loss(&mut self, w: &Window, flight: f64, now: Time) -> f64 {
+                match self {
+                    $( CongestionControl::$variant(c) => c.ssthresh_on_loss(w, flight, now), )*
+                }
+            }
+            #[inline]
+            pub fn min_cwnd(&self, w: &Window) -> f64 {
+                match self {
+                    $( CongestionControl::$variant(c) => c.min_cwnd(w), )*
+                }
+            }
+            pub fn alpha(&self) -> f64 {
+                match self {
+                    $( CongestionControl::$variant(c) => c.alpha(), )*
+                }
+            }
         }
-    }
+    };
+}
 
-    /// New ssthresh on loss (fast retransmit or timeout), given the flight size.
-    #[inline]
-    pub fn ssthresh_on_loss(&mut self, w: &Window, flight: f64, _now: Time) -> f64 {
-        match self {
-            CongestionControl::Reno(_) | CongestionControl::Dctcp(_) => reno::Reno::ssthresh_on_loss(w, flight),
-        }
-    }
-
-    /// Smallest cwnd a reduction may leave (bytes).
-    #[inline]
-    pub fn min_cwnd(&self, w: &Window) -> f64 {
-        match self {
-            CongestionControl::Reno(_) => w.mss,
-            CongestionControl::Dctcp(_) => 2.0 * w.mss,
-        }
-    }
-
-    /// DCTCP's alpha for traces; NaN for controls without one.
-    pub fn alpha(&self) -> f64 {
-        match self {
-            CongestionControl::Dctcp(d) => d.alpha,
-            _ => f64::NAN,
-        }
-    }
+registry! {
+    Reno = "reno" => reno::Reno,
+    Dctcp = "dctcp" => dctcp::Dctcp,
 }

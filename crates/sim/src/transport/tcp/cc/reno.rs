@@ -1,7 +1,7 @@
 //! Reno / NewReno (RFC 5681, RFC 6582). With `ecn = true` it is ECN* (Wu et al., CoNEXT 2012): RFC 3168
 //! TCP that halves once per window on ECN-Echo. Increase: slow start, then one MSS per RTT.
 
-use super::Window;
+use super::{Cc, TcpParams, Window};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Reno;
@@ -11,5 +11,11 @@ impl Reno {
     #[inline]
     pub fn ssthresh_on_loss(w: &Window, flight: f64) -> f64 {
         (flight / 2.0).max(2.0 * w.mss)
+    }
+}
+
+impl Cc for Reno {
+    fn build(_p: &TcpParams, _snd_nxt: u64) -> Self {
+        Reno
     }
 }
