@@ -3,8 +3,8 @@
 //! controller may own one port (a per-port agent) or every port of the network (a central one). A
 //! controller is not an AQM kind: it changes the parameters of the AQM a queue already has.
 //!
-//! Adding one is a file here (its config, state and [`Control`] impl) and one line in [`ControllerCfg`]
-//! and [`Controller`].
+//! Adding one is a file here (its `Cfg` implementing [`ControlCfg`], its state and [`Control`] impl) and
+//! one line in the `registry!` below.
 
 pub mod schedule;
 
@@ -15,14 +15,6 @@ use crate::net::Net;
 use crate::records::ControlRow;
 use crate::sim::{Ev, Sim};
 use crate::units::Time;
-
-kind_enum! {
-    /// `switch.controller`.
-    #[derive(Debug, Clone)]
-    pub enum ControllerCfg {
-        Schedule = "schedule" (schedule::Cfg),
-    }
-}
 
 /// A queue a controller owns and its counters at the controller's last tick.
 pub struct Owned {
@@ -94,22 +86,59 @@ pub trait Control {
     fn on_tick(&mut self, tick: &mut Tick);
 }
 
-/// Every controller, by variant.
-pub enum Controller {
-    Schedule(schedule::Schedule),
+/// What a controller file's `Cfg` provides: the instances it makes over the built network, each with the
+/// queues it owns (one for the whole network, or one per port for per-port agents).
+pub trait ControlCfg {
+    type Ctl: Control;
+    fn instances(&self, field: &str, net: &Net, names: &[String]) -> Result<Vec<(Self::Ctl, Vec<Owned>)>, ConfigError>;
 }
 
-impl Control for Controller {
-    fn next_tick(&self, now: Option<Time>) -> Option<Time> {
-        match self {
-            Controller::Schedule(c) => c.next_tick(now),
+/// The registry: one line per controller (`Variant = "kind" => module::Type`) makes its `Cfg` a `kind` of
+/// `switch.controller` and routes ticks to it.
+macro_rules! registry {
+    ($( $variant:ident = $kind:literal => $module:ident :: $ty:ident ),* $(,)?) => {
+        kind_enum! {
+            /// `switch.controller`.
+            #[derive(Debug, Clone)]
+            pub enum ControllerCfg {
+                $( $variant = $kind ($module::Cfg) ),*
+            }
         }
-    }
-    fn on_tick(&mut self, tick: &mut Tick) {
-        match self {
-            Controller::Schedule(c) => c.on_tick(tick),
+
+        /// Every controller, by variant.
+        pub enum Controller {
+            $( $variant($module::$ty) ),*
         }
-    }
+
+        impl Control for Controller {
+            fn next_tick(&self, now: Option<Time>) -> Option<Time> {
+                match self {
+                    $( Controller::$variant(c) => c.next_tick(now), )*
+                }
+            }
+            fn on_tick(&mut self, tick: &mut Tick) {
+                match self {
+                    $( Controller::$variant(c) => c.on_tick(tick), )*
+                }
+            }
+        }
+
+        impl ControllerCfg {
+            fn instances(&self, field: &str, net: &Net, names: &[String]) -> Result<Vec<Instance>, ConfigError> {
+                Ok(match self {
+                    $( ControllerCfg::$variant(c) => c
+                        .instances(field, net, names)?
+                        .into_iter()
+                        .map(|(ctl, owned)| Instance { ctl: Controller::$variant(ctl), owned })
+                        .collect(), )*
+                })
+            }
+        }
+    };
+}
+
+registry! {
+    Schedule = "schedule" => schedule::Schedule,
 }
 
 /// A controller and the queues it owns.
@@ -162,14 +191,7 @@ impl Controllers {
     pub fn build(cfg: &Option<ControllerCfg>, net: &Net, names: &[String]) -> Result<Controllers, ConfigError> {
         let field = "switch.controller";
         let Some(cfg) = cfg else { return Ok(Controllers::default()) };
-        let inst = match cfg {
-            ControllerCfg::Schedule(c) => {
-                let owned = owned_queues(net, names, &c.ports, c.queue, field)?;
-                let ctl = c.build(field, net, &owned)?;
-                Instance { ctl: Controller::Schedule(ctl), owned }
-            }
-        };
-        Ok(Controllers { list: vec![inst] })
+        Ok(Controllers { list: cfg.instances(field, net, names)? })
     }
 }
 

@@ -35,8 +35,19 @@ pub struct Schedule {
     next: usize,
 }
 
+impl super::ControlCfg for Cfg {
+    type Ctl = Schedule;
+
+    /// One controller for every owned queue of the network.
+    fn instances(&self, field: &str, net: &Net, names: &[String]) -> Result<Vec<(Schedule, Vec<Owned>)>, ConfigError> {
+        let owned = super::owned_queues(net, names, &self.ports, self.queue, field)?;
+        let ctl = self.build(field, net, &owned)?;
+        Ok(vec![(ctl, owned)])
+    }
+}
+
 impl Cfg {
-    pub fn build(&self, field: &str, net: &Net, owned: &[Owned]) -> Result<Schedule, ConfigError> {
+    fn build(&self, field: &str, net: &Net, owned: &[Owned]) -> Result<Schedule, ConfigError> {
         if self.changes.is_empty() {
             return Err(ConfigError::new(format!("{field}.changes"), "give at least one change: [{ at = \"…\", aqm = { … } }]"));
         }
