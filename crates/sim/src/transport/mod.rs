@@ -59,106 +59,138 @@ pub trait Transport {
 /// Most timers a transport keeps per connection.
 pub const MAX_TIMERS: usize = 2;
 
-/// Every transport, by variant.
-pub enum Connection {
-    Tcp(tcp::Conn),
+/// What a transport file provides besides its connection type: its config resolved into parameters, and
+/// what the hosts need to know of those parameters.
+pub trait Setup: Sized {
+    type Resolved: Copy + std::fmt::Debug;
+    type Conn: Transport;
+    /// Check every key and resolve units; `field` is the table's path for errors.
+    fn resolve(&self, field: &str, mtu: u32) -> Result<Self::Resolved, ConfigError>;
 }
 
-macro_rules! each {
-    ($self:expr, $c:ident => $e:expr) => {
-        match $self {
-            Connection::Tcp($c) => $e,
+/// Resolved parameters of one transport.
+pub trait Resolved {
+    type Conn: Transport;
+    /// A new connection for `flow` of `size` payload bytes (`u64::MAX`: long-lived).
+    fn connect(&self, flow: u32, size: u64) -> Self::Conn;
+    /// Payload bytes per full segment (ideal FCT).
+    fn mss(&self) -> u32;
+    /// Whether a handshake precedes the first byte (ideal FCT).
+    fn handshake(&self) -> bool;
+    /// The name the `flows` record's `transport` column shows: kind, congestion control and options.
+    fn label(&self) -> String;
+}
+
+/// The registry: one line per transport (`Variant = "kind" => module::Cfg, Params, Conn`) makes it a
+/// `kind` of `host.transport` / `[[traffic]] transport`, a variant of [`Params`] and [`Connection`], and
+/// routes every hook to it.
+macro_rules! registry {
+    ($( $variant:ident = $kind:literal => $cfg:ty, $params:ty, $conn:ty );* $(;)?) => {
+        crate::config::kind_enum! {
+            /// `host.transport` and `[[traffic]] transport`: the transport and its parameters.
+            #[derive(Debug, Clone)]
+            pub enum TransportCfg {
+                $( $variant = $kind ($cfg) ),*
+            }
+        }
+
+        /// A transport's resolved parameters (units turned into bytes and picoseconds, defaults applied).
+        #[derive(Clone, Copy, Debug)]
+        pub enum Params {
+            $( $variant($params) ),*
+        }
+
+        /// Every transport's connection, by variant.
+        pub enum Connection {
+            $( $variant($conn) ),*
+        }
+
+        impl TransportCfg {
+            /// Check and resolve; `field` is where the table came from (`host.transport`, `traffic[2].transport`).
+            pub fn resolve(&self, field: &str, mtu: u32) -> Result<Params, ConfigError> {
+                match self {
+                    $( TransportCfg::$variant(c) => c.resolve(field, mtu).map(Params::$variant), )*
+                }
+            }
+        }
+
+        impl Params {
+            pub fn mss(&self) -> u32 {
+                match self {
+                    $( Params::$variant(p) => p.mss(), )*
+                }
+            }
+            pub fn handshake(&self) -> bool {
+                match self {
+                    $( Params::$variant(p) => p.handshake(), )*
+                }
+            }
+            pub fn label(&self) -> String {
+                match self {
+                    $( Params::$variant(p) => p.label(), )*
+                }
+            }
+        }
+
+        impl Connection {
+            pub fn new(flow: u32, size: u64, p: &Params) -> Connection {
+                match p {
+                    $( Params::$variant(p) => Connection::$variant(p.connect(flow, size)), )*
+                }
+            }
+        }
+
+        impl Transport for Connection {
+            #[inline]
+            fn start(&mut self, now: Time, out: &mut Vec<Out>) {
+                match self { $( Connection::$variant(c) => c.start(now, out), )* }
+            }
+            #[inline]
+            fn at_sender(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
+                match self { $( Connection::$variant(c) => c.at_sender(now, pkt, out), )* }
+            }
+            #[inline]
+            fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
+                match self { $( Connection::$variant(c) => c.at_receiver(now, pkt, out), )* }
+            }
+            #[inline]
+            fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+                match self { $( Connection::$variant(c) => c.departed(payload, now, out), )* }
+            }
+            #[inline]
+            fn timer(&mut self, i: usize) -> Option<&mut Timer> {
+                match self { $( Connection::$variant(c) => c.timer(i), )* }
+            }
+            #[inline]
+            fn due(&mut self) -> [Option<Time>; MAX_TIMERS] {
+                match self { $( Connection::$variant(c) => c.due(), )* }
+            }
+            #[inline]
+            fn on_timer(&mut self, i: usize, now: Time, out: &mut Vec<Out>) {
+                match self { $( Connection::$variant(c) => c.on_timer(i, now, out), )* }
+            }
+            #[inline]
+            fn closed(&self) -> bool {
+                match self { $( Connection::$variant(c) => c.closed(), )* }
+            }
+            fn losses(&self) -> (u32, u32) {
+                match self { $( Connection::$variant(c) => c.losses(), )* }
+            }
+            fn trace(&self) -> TraceSample {
+                match self { $( Connection::$variant(c) => c.trace(), )* }
+            }
+            #[inline]
+            fn ect(&self) -> bool {
+                match self { $( Connection::$variant(c) => c.ect(), )* }
+            }
         }
     };
 }
 
-impl Connection {
-    pub fn new(flow: u32, size: u64, p: &Params) -> Connection {
-        match p {
-            Params::Tcp(p) => Connection::Tcp(tcp::Conn::new(flow, size, *p)),
-        }
-    }
+registry! {
+    Tcp = "tcp" => tcp::Cfg, tcp::TcpParams, tcp::Conn;
 }
 
-impl Transport for Connection {
-    #[inline]
-    fn start(&mut self, now: Time, out: &mut Vec<Out>) {
-        each!(self, c => c.start(now, out))
-    }
-    #[inline]
-    fn at_sender(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
-        each!(self, c => c.at_sender(now, pkt, out))
-    }
-    #[inline]
-    fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
-        each!(self, c => c.at_receiver(now, pkt, out))
-    }
-    #[inline]
-    fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
-        each!(self, c => c.departed(payload, now, out))
-    }
-    #[inline]
-    fn timer(&mut self, i: usize) -> Option<&mut Timer> {
-        each!(self, c => c.timer(i))
-    }
-    #[inline]
-    fn due(&mut self) -> [Option<Time>; MAX_TIMERS] {
-        each!(self, c => c.due())
-    }
-    #[inline]
-    fn on_timer(&mut self, i: usize, now: Time, out: &mut Vec<Out>) {
-        each!(self, c => c.on_timer(i, now, out))
-    }
-    #[inline]
-    fn closed(&self) -> bool {
-        each!(self, c => c.closed())
-    }
-    fn losses(&self) -> (u32, u32) {
-        each!(self, c => c.losses())
-    }
-    fn trace(&self) -> TraceSample {
-        each!(self, c => c.trace())
-    }
-    #[inline]
-    fn ect(&self) -> bool {
-        each!(self, c => c.ect())
-    }
-}
-
-/// A transport's resolved parameters (units turned into bytes and picoseconds, defaults applied).
-#[derive(Clone, Copy, Debug)]
-pub enum Params {
-    Tcp(tcp::TcpParams),
-}
-
-impl Params {
-    /// Payload bytes per full segment.
-    pub fn mss(&self) -> u32 {
-        match self {
-            Params::Tcp(p) => p.mss,
-        }
-    }
-    /// Whether a handshake precedes the first byte.
-    pub fn handshake(&self) -> bool {
-        match self {
-            Params::Tcp(p) => p.handshake,
-        }
-    }
-    /// The name the `flows` record's `transport` column shows: kind, congestion control and options.
-    pub fn label(&self) -> String {
-        match self {
-            Params::Tcp(p) => p.label(),
-        }
-    }
-}
-
-crate::config::kind_enum! {
-    /// `host.transport` and `[[traffic]] transport`: the transport and its parameters.
-    #[derive(Debug, Clone)]
-    pub enum TransportCfg {
-        Tcp = "tcp" (tcp::Cfg),
-    }
-}
 
 impl Default for TransportCfg {
     fn default() -> Self {
@@ -166,11 +198,4 @@ impl Default for TransportCfg {
     }
 }
 
-impl TransportCfg {
-    /// Check and resolve; `field` is where the table came from (`host.transport`, `traffic[2].transport`).
-    pub fn resolve(&self, field: &str, mtu: u32) -> Result<Params, ConfigError> {
-        match self {
-            TransportCfg::Tcp(c) => c.resolve(field, mtu).map(Params::Tcp),
-        }
-    }
-}
+

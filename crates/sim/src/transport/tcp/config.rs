@@ -116,9 +116,19 @@ pub struct TcpParams {
     pub tsq_limit: u64,
 }
 
-impl TcpParams {
+impl crate::transport::Resolved for TcpParams {
+    type Conn = super::Conn;
+    fn connect(&self, flow: u32, size: u64) -> super::Conn {
+        super::Conn::new(flow, size, *self)
+    }
+    fn mss(&self) -> u32 {
+        self.mss
+    }
+    fn handshake(&self) -> bool {
+        self.handshake
+    }
     /// `tcp:dctcp`, `tcp:reno+ecn`, `tcp:reno`.
-    pub fn label(&self) -> String {
+    fn label(&self) -> String {
         let cc = self.cc.name();
         if self.ecn && !self.cc.needs_ecn() {
             format!("tcp:{cc}+ecn")
@@ -128,9 +138,11 @@ impl TcpParams {
     }
 }
 
-impl Cfg {
+impl crate::transport::Setup for Cfg {
+    type Resolved = TcpParams;
+    type Conn = super::Conn;
     /// Check every key and resolve units; `field` is the table's path for errors.
-    pub fn resolve(&self, field: &str, mtu: u32) -> Result<TcpParams, ConfigError> {
+    fn resolve(&self, field: &str, mtu: u32) -> Result<TcpParams, ConfigError> {
         let f = |k: &str| format!("{field}.{k}");
         let ecn = match (self.cc, self.ecn) {
             (cc, Some(false)) if cc.needs_ecn() => {
