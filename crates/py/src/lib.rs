@@ -64,7 +64,7 @@ fn run(
         });
         sim = s;
         if let Some(cb) = &progress {
-            cb.call1(py, (sim.now() as f64 / US, sim.flows_finished(), sim.flows_started(), sim.events))?;
+            cb.call1(py, (sim.now() as f64 / US, sim.flows_finished(), sim.flows_started(), sim.events()))?;
         }
         py.check_signals()?;
         if done {

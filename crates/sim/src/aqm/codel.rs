@@ -176,12 +176,6 @@ impl Hooks for Codel {
     fn on_idle(&mut self) {
         Codel::on_idle(self)
     }
-    fn take_params(&mut self, new: Self) {
-        self.params = new.params;
-    }
-    fn describe(&self) -> String {
-        format!("{:?}", self.params)
-    }
 }
 
 /// `aqm = { kind = "codel", target, interval, mode = "ecn"|"drop", non_ect }`. Drop-capable: by default

@@ -55,12 +55,6 @@ impl Hooks for DctcpRed {
     fn on_dequeue(&mut self, ctx: &QueueCtx, _sojourn: Time, _rng: &mut Rng) -> Verdict {
         DctcpRed::on_dequeue(self, ctx)
     }
-    fn take_params(&mut self, new: Self) {
-        self.params = new.params;
-    }
-    fn describe(&self) -> String {
-        format!("{:?}", self.params)
-    }
 }
 
 /// `aqm = { kind = "dctcp_red", threshold, mark_at = "enqueue"|"dequeue", non_ect = "pass"|"drop" }`.

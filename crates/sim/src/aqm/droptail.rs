@@ -4,14 +4,21 @@ use super::{Config, Hooks, NonEct};
 use serde::Deserialize;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DropTail;
+pub struct DropTail {
+    pub params: Params,
+}
 
-impl Hooks for DropTail {
-    fn take_params(&mut self, _new: Self) {}
-    fn describe(&self) -> String {
-        String::new()
+/// Drop-tail has no parameters (shown as nothing in `controller_steps`).
+#[derive(Clone, Copy, Default)]
+pub struct Params;
+
+impl std::fmt::Debug for Params {
+    fn fmt(&self, _f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        Ok(())
     }
 }
+
+impl Hooks for DropTail {}
 
 /// No keys.
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -21,7 +28,7 @@ pub struct Cfg {}
 impl Config for Cfg {
     type Algo = DropTail;
     fn build(&self, _mtu: u64) -> DropTail {
-        DropTail
+        DropTail::default()
     }
     fn non_ect(&self) -> NonEct {
         NonEct::Pass

@@ -254,12 +254,6 @@ impl Hooks for EcnSharp {
     fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
         EcnSharp::on_dequeue(self, ctx, sojourn, rng)
     }
-    fn take_params(&mut self, new: Self) {
-        self.params = new.params;
-    }
-    fn describe(&self) -> String {
-        format!("{:?}", self.params)
-    }
 }
 
 /// `aqm = { kind = "ecn_sharp", ins_target, pst_target, pst_interval, … }`.

@@ -61,12 +61,6 @@ pub trait Hooks {
     fn on_tick(&mut self, _now: Time) {}
     /// The parameters were just changed.
     fn on_params(&mut self, _now: Time) {}
-    /// Take the parameters of `new` (built from a config of the same kind), keeping the running state.
-    fn take_params(&mut self, new: Self)
-    where
-        Self: Sized;
-    /// The parameters, as text (controller records).
-    fn describe(&self) -> String;
 }
 
 /// What a marking AQM does with a packet it would mark but that is not ECN-capable.
@@ -132,7 +126,9 @@ pub trait Config {
 }
 
 /// The registry: one line per AQM (`Variant = "kind" => module::Type`) makes its config a `kind` of
-/// `switch.aqm` ([`AqmCfg`]), its type a variant of [`Aqm`], and routes every hook to it.
+/// `switch.aqm` ([`AqmCfg`]), its type a variant of [`Aqm`], and routes every hook to it. Every AQM type
+/// keeps its parameters in a `pub params` field (`Debug`): a parameter change replaces that field and
+/// keeps the state, and `controller_steps` shows it.
 macro_rules! registry {
     ($( $variant:ident = $kind:literal => $module:ident :: $algo:ident ),* $(,)?) => {
         kind_enum! {
@@ -182,7 +178,7 @@ macro_rules! registry {
             /// Take the parameters of `cfg` (of this AQM's kind), keeping the running state.
             pub fn set_params(&mut self, cfg: &AqmCfg, mtu: u64, now: Time) -> Result<(), String> {
                 match (&mut *self, Aqm::from_cfg(cfg, mtu)) {
-                    $( (Aqm::$variant(a), Aqm::$variant(b)) => a.take_params(b), )*
+                    $( (Aqm::$variant(a), Aqm::$variant(b)) => a.params = b.params, )*
                     #[allow(unreachable_patterns)]
                     (_, b) => {
                         return Err(format!(
@@ -199,7 +195,7 @@ macro_rules! registry {
             /// The parameters, as text (controller records).
             pub fn describe(&self) -> String {
                 match self {
-                    $( Aqm::$variant(a) => format!("{} {}", $kind, a.describe()).trim_end().to_string(), )*
+                    $( Aqm::$variant(a) => format!("{} {:?}", $kind, a.params).trim_end().to_string(), )*
                 }
             }
         }
@@ -243,12 +239,6 @@ macro_rules! registry {
                 match self {
                     $( Aqm::$variant(a) => Hooks::on_params(a, now), )*
                 }
-            }
-            fn take_params(&mut self, new: Self) {
-                *self = new;
-            }
-            fn describe(&self) -> String {
-                Aqm::describe(self)
             }
         }
     };

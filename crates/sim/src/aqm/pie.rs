@@ -186,12 +186,6 @@ impl Hooks for Pie {
     fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, _rng: &mut Rng) -> Verdict {
         Pie::on_dequeue(self, ctx, sojourn)
     }
-    fn take_params(&mut self, new: Self) {
-        self.params = new.params;
-    }
-    fn describe(&self) -> String {
-        format!("{:?}", self.params)
-    }
 }
 
 /// `aqm = { kind = "pie", target, tupdate, alpha, beta, max_burst, mode = "ecn"|"drop", non_ect }`.

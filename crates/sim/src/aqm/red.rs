@@ -116,12 +116,6 @@ impl Hooks for Red {
     fn on_empty(&mut self, now: Time) {
         Red::on_empty(self, now)
     }
-    fn take_params(&mut self, new: Self) {
-        self.params = new.params;
-    }
-    fn describe(&self) -> String {
-        format!("{:?}", self.params)
-    }
 }
 
 /// `aqm = { kind = "red", kmin, kmax, pmax, average, mark_at, non_ect }`: with `average` (the EWMA

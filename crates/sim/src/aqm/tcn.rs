@@ -39,12 +39,6 @@ impl Hooks for Tcn {
     fn on_dequeue(&mut self, _ctx: &QueueCtx, sojourn: Time, _rng: &mut Rng) -> Verdict {
         Tcn::on_dequeue(self, sojourn)
     }
-    fn take_params(&mut self, new: Self) {
-        self.params = new.params;
-    }
-    fn describe(&self) -> String {
-        format!("{:?}", self.params)
-    }
 }
 
 /// `aqm = { kind = "tcn", threshold, non_ect }`: `threshold` is a time.

@@ -62,7 +62,6 @@ impl Sim {
             ctl,
             obs,
             rec: Records::default(),
-            events: 0,
             packet_hops: 0,
             seed: sc.seed,
             stop_time: sc.stop_time(),

@@ -51,7 +51,6 @@ pub struct Sim {
     pub(crate) ctl: crate::control::Controllers,
     pub(crate) obs: Recorder,
     pub rec: Records,
-    pub events: u64,
     pub packet_hops: u64,
     seed: u64,
     stop_time: Time,
@@ -135,6 +134,11 @@ impl Sim {
         self.hosts.hosts.get(h as usize)?.vswitch.as_ref()?.seen()
     }
 
+    /// Events handled so far.
+    pub fn events(&self) -> u64 {
+        self.eng.events
+    }
+
     pub fn stop_time(&self) -> Time {
         self.stop_time
     }
@@ -150,9 +154,7 @@ impl Sim {
     /// Run until `limit` (or the end of the scenario). Returns true when the scenario is over.
     pub fn run_until(&mut self, limit: Time) -> bool {
         let stop = self.stop_time;
-        let over = engine::run_until(self, limit, stop);
-        self.events = self.eng.events;
-        over
+        engine::run_until(self, limit, stop)
     }
 
     /// Run to the end and return the records.

@@ -1,0 +1,211 @@
+//! TCP against RFC 5681/6582/6298/3168/8257 behaviour, on hand-built ACK and data sequences.
+
+use super::cc::CcName;
+use super::*;
+use crate::net::packet::Ecn;
+
+fn params(cc: CcName, ecn: bool) -> TcpParams {
+    TcpParams {
+        cc,
+        ecn,
+        mss: 1000,
+        init_cwnd: 4,
+        min_rto: 5 * crate::units::MS,
+        max_rto: 60 * SEC,
+        delack: 1,
+        delack_timeout: crate::units::MS,
+        rwnd: 1 << 30,
+        wscale: 14,
+        handshake: false,
+        dctcp_g: 1.0 / 16.0,
+        tsq_limit: u64::MAX,
+    }
+}
+
+fn ack(a: u64, ece: bool, ts: Time) -> Packet {
+    Packet {
+        conn: 0,
+        flow: 0,
+        seq: 0,
+        ack: a,
+        ts,
+        enq: 0,
+        src: 1,
+        dst: 0,
+        hash: 0,
+        size: 64,
+        payload: 0,
+        win: u16::MAX,
+        flags: flags::ACK | if ece { flags::ECE } else { 0 },
+        ecn: Ecn::NotEct,
+        prio: 0,
+    }
+}
+
+fn segs(out: &[Out]) -> Vec<u64> {
+    out.iter().filter_map(|o| if let Out::Seg { seq, .. } = o { Some(*seq) } else { None }).collect()
+}
+
+#[test]
+fn initial_window_then_slow_start() {
+    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut out = vec![];
+    c.start(0, &mut out);
+    assert_eq!(segs(&out), vec![0, 1000, 2000, 3000]);
+    out.clear();
+    c.on_ack(10, &ack(1000, false, 0), &mut out);
+    // cwnd 4000 → 5000 (slow start): two new segments leave for one acked.
+    assert_eq!(segs(&out), vec![4000, 5000]);
+    assert_eq!(c.w.cwnd, 5000.0);
+}
+
+#[test]
+fn three_dupacks_fast_retransmit_then_newreno_recovery() {
+    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut out = vec![];
+    c.w.cwnd = 10_000.0;
+    c.start(0, &mut out);
+    assert_eq!(segs(&out).len(), 10);
+    out.clear();
+    // Segment 0 lost: dupacks for 0.
+    for _ in 0..2 {
+        c.on_ack(10, &ack(0, false, 0), &mut out);
+    }
+    assert!(segs(&out).is_empty());
+    c.on_ack(10, &ack(0, false, 0), &mut out);
+    assert_eq!(segs(&out), vec![0], "retransmit snd_una on the third dupack");
+    // ssthresh = FlightSize/2 = 5000; cwnd = ssthresh + 3 MSS
+    assert_eq!(c.w.ssthresh, 5000.0);
+    assert_eq!(c.w.cwnd, 8000.0);
+    out.clear();
+    // Partial ACK (segment 5000 also lost): retransmit it, deflate.
+    c.on_ack(20, &ack(5000, false, 0), &mut out);
+    assert_eq!(segs(&out)[0], 5000);
+    assert_eq!(c.retransmits, 2);
+    out.clear();
+    // Full ACK: leave recovery at min(ssthresh, flight + MSS).
+    c.on_ack(30, &ack(10_000, false, 0), &mut out);
+    assert!(!c.in_recovery);
+    assert!(c.w.cwnd <= 5000.0);
+}
+
+#[test]
+fn rto_backs_off_exponentially_from_min_rto() {
+    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut out = vec![];
+    c.start(0, &mut out);
+    assert_eq!(c.rto_timer.deadline, Some(5 * crate::units::MS));
+    let mut now = 0;
+    let mut gaps = vec![];
+    for _ in 0..4 {
+        let d = c.rto_timer.deadline.unwrap();
+        gaps.push(d - now);
+        now = d;
+        out.clear();
+        c.on_rto(now, &mut out);
+        assert_eq!(segs(&out), vec![0], "go back to snd_una with cwnd = 1 MSS");
+    }
+    let ms = crate::units::MS;
+    assert_eq!(gaps, vec![5 * ms, 10 * ms, 20 * ms, 40 * ms]);
+    assert_eq!(c.timeouts, 4);
+    // A new ACK resets the backoff.
+    out.clear();
+    c.on_ack(now + 100, &ack(1000, false, now), &mut out);
+    assert_eq!(c.rto_timer.deadline, Some(now + 100 + 5 * ms));
+}
+
+#[test]
+fn rto_backoff_stops_at_max_rto() {
+    let ms = crate::units::MS;
+    let mut p = params(CcName::Reno, false);
+    p.max_rto = 20 * ms;
+    let mut c = Conn::new(0, 100_000, p);
+    let mut out = vec![];
+    c.start(0, &mut out);
+    let mut now = 0;
+    let mut gaps = vec![];
+    for _ in 0..5 {
+        let d = c.rto_timer.deadline.unwrap();
+        gaps.push(d - now);
+        now = d;
+        c.on_rto(now, &mut out);
+    }
+    assert_eq!(gaps, vec![5 * ms, 10 * ms, 20 * ms, 20 * ms, 20 * ms]);
+}
+
+#[test]
+fn congestion_control_sees_latest_smoothed_and_minimum_rtt() {
+    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut out = vec![];
+    c.start(0, &mut out);
+    c.on_ack(100, &ack(1000, false, 0), &mut out);
+    assert_eq!(c.ack_info(100, 1000, false).rtt, Rtt { latest: 100, srtt: 100, min: 100 });
+    c.on_ack(160, &ack(2000, true, 110), &mut out);
+    // SRTT ← 7/8·100 + 1/8·50 (integer ps), min 50.
+    let info = c.ack_info(160, 1000, true);
+    assert_eq!(info.rtt, Rtt { latest: 50, srtt: 93, min: 50 });
+    assert_eq!((info.acked, info.marked), (1000, 1000));
+    // A duplicate ACK gives no new sample.
+    c.on_ack(170, &ack(2000, false, 0), &mut out);
+    assert_eq!(c.ack_info(170, 0, false).rtt.latest, 0);
+}
+
+#[test]
+fn ecn_star_halves_once_per_window() {
+    let mut c = Conn::new(0, 1_000_000, params(CcName::Reno, true));
+    let mut out = vec![];
+    c.w.cwnd = 20_000.0;
+    c.w.ssthresh = 20_000.0;
+    c.start(0, &mut out);
+    out.clear();
+    c.on_ack(10, &ack(1000, true, 0), &mut out);
+    assert_eq!(c.w.cwnd, 10_000.0);
+    // More ECE in the same window: no further reduction.
+    for k in 2..14 {
+        c.on_ack(10 + k, &ack(k * 1000, true, 0), &mut out);
+    }
+    assert!(c.w.cwnd >= 10_000.0 && c.w.cwnd < 11_500.0, "{}", c.w.cwnd);
+    // CWR is set on the first segment sent after the reduction.
+    let cwr = out.iter().find_map(|o| if let Out::Seg { flags: f, .. } = o { Some(f & flags::CWR != 0) } else { None });
+    assert_eq!(cwr, Some(true));
+    // After the window that was in flight at the reduction is acked, ECE reduces again.
+    let before = c.w.cwnd;
+    let end = c.snd_nxt;
+    c.on_ack(100, &ack(end, true, 0), &mut out);
+    assert!(c.w.cwnd < before);
+}
+
+#[test]
+fn dctcp_receiver_echoes_ce_exactly() {
+    let mut p = params(CcName::Dctcp, true);
+    p.delack = 2;
+    let mut c = Conn::new(0, 100_000, p);
+    let mut data = ack(0, false, 0);
+    data.flags = flags::DATA;
+    data.payload = 1000;
+    let mut out = vec![];
+    let mut eces = vec![];
+    for (i, ce) in [false, false, true, true, false].iter().enumerate() {
+        data.seq = i as u64 * 1000;
+        data.ecn = if *ce { Ecn::Ce } else { Ecn::Ect };
+        c.on_data(0, &data, &mut out);
+        for o in out.drain(..) {
+            if let Out::Ack { ack, flags: f, .. } = o {
+                eces.push((ack, f & flags::ECE != 0));
+            }
+        }
+    }
+    // Every ACK covers only packets with the CE state it echoes.
+    assert_eq!(eces, vec![(2000, false), (3000, true), (4000, true), (5000, false)]);
+}
+#[test]
+fn ranges_merge() {
+    let mut v = vec![];
+    insert_range(&mut v, 10, 20);
+    insert_range(&mut v, 30, 40);
+    insert_range(&mut v, 20, 30);
+    assert_eq!(v, vec![(10, 40)]);
+    insert_range(&mut v, 50, 60);
+    insert_range(&mut v, 5, 8);
+    assert_eq!(v, vec![(5, 8), (10, 40), (50, 60)]);
+}
