@@ -18,6 +18,7 @@ from rich.table import Table
 
 from . import _core
 from .results import Result, load, run, summary
+from .reproduce import PAPERS
 from .scenario import ScenarioError, load as load_scenario, override, parse_value
 
 app = typer.Typer(
@@ -245,33 +246,28 @@ def sweep_cmd(
 
 @app.command("reproduce")
 def reproduce_cmd(
-    paper: str = typer.Argument(..., help="Which paper: ecn_sharp."),
-    scale: str = typer.Option("small", "--scale", help="small (minutes, for a laptop) or paper (full size)."),
+    paper: str = typer.Argument(..., help=f"Which paper: {', '.join(PAPERS)}."),
+    scale: str = typer.Option("small", "--scale", help="A preset of experiments/PAPER/scales.toml: small (minutes, for a laptop) or paper (full size)."),
     jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Results folder (default results/PAPER)."),
     only: Optional[str] = typer.Option(None, "--only", help="Comma-separated experiments to run (default: all)."),
 ) -> None:
     """Run a paper's experiments, write its figures next to the paper's numbers, and an HTML report."""
-    from .reproduce import PAPERS
-
-    if paper not in PAPERS:
-        raise UserError(f"unknown paper `{paper}`; reproductions exist for: {', '.join(PAPERS)}")
-    if scale not in ("small", "paper"):
-        raise UserError(f"`--scale`: unknown scale `{scale}`; use small or paper")
-    from .reproduce import ecn_sharp
+    from . import reproduce
 
     names = [x.strip() for x in only.split(",") if x.strip()] if only else None
-    for n in names or []:
-        if n not in ecn_sharp.EXPERIMENTS:
-            raise UserError(f"`--only`: unknown experiment `{n}`; {paper} has: {', '.join(ecn_sharp.EXPERIMENTS)}")
-    ecn_sharp.reproduce(scale, out or Path("results") / paper, jobs or None, log=lambda m: console.print(m), only=names)
+    try:
+        reproduce.check(paper, scale, names)
+    except reproduce.UnknownName as e:
+        raise UserError(str(e)) from None
+    reproduce.reproduce(paper, scale, out, jobs or None, log=lambda m: console.print(m), only=names)
 
 
 @app.command("demo")
 def demo_cmd(out: Path = typer.Option(Path("results/demo"), "-o", "--out", help="Where records and the report go.")) -> None:
     """ECN♯ against DCTCP-RED-Tail and -AVG on the paper's 7→1 testbed with 3× RTT variation (web search,
     60 % load): the comparison table and an HTML report, in well under a minute."""
-    from .reproduce.ecn_sharp import EXP, TESTBED_SCHEMES
+    from .reproduce.ecn_sharp.common import EXP, TESTBED_SCHEMES
     from .report import compare_table, write_report
 
     base = override(load_scenario(EXP / "testbed.toml"), {"traffic.0.load": 0.6})
