@@ -17,9 +17,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import _core
-from .results import Result, load, run, summary
+from .results import Interrupted, Result, load, run, summary
 from .reproduce import PAPERS
-from .scenario import ScenarioError, load as load_scenario, override, parse_value
+from .scenario import FileScenario, ScenarioError, load as load_scenario, override
 
 app = typer.Typer(
     add_completion=False,
@@ -45,12 +45,14 @@ def main_opts(debug: bool = typer.Option(False, "--debug", help="Show tracebacks
 
 
 def _sets(sets: List[str]) -> dict:
+    """`--set key=value` options as overrides; the core reads each value by the command-line rule (TOML
+    syntax, else a bare string) and names the override in its errors."""
     out = {}
     for s in sets:
         if "=" not in s:
             raise ScenarioError("--set", f"`{s}` is not key=value (e.g. switch.aqm.threshold=100KB)")
         k, v = s.split("=", 1)
-        out[k.strip()] = parse_value(v.strip())
+        out[k.strip()] = v.strip()
     return out
 
 
@@ -87,10 +89,12 @@ def comparison_table(c, title: str) -> Table:
     return t
 
 
-def run_with_progress(scenario: dict, base_dir: str | None, label: str) -> Result:
-    total = _stop_us(scenario)
+def run_with_progress(scenario, base_dir: str | None, label: str) -> Result:
+    """Run with a live line on stderr (refreshed every half second of wall time: simulated time, flows
+    done / started, events per second). Ctrl-C raises `Interrupted` with the records so far."""
+    total = _stop_us(scenario.as_dict() if isinstance(scenario, FileScenario) else scenario)
     start = time.perf_counter()
-    with Progress(
+    prog = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         TextColumn("{task.fields[sim]}"),
@@ -99,21 +103,25 @@ def run_with_progress(scenario: dict, base_dir: str | None, label: str) -> Resul
         TimeElapsedColumn(),
         console=err,
         transient=True,
-    ) as prog:
-        task = prog.add_task(label, total=total or 1.0, sim="", flows="", rate="")
+    )
+    task = prog.add_task(label, total=total or None, sim="", flows="", rate="")
 
-        def cb(t_us: float, done: int, started: int, events: int) -> None:
-            el = max(time.perf_counter() - start, 1e-9)
-            prog.update(
-                task,
-                completed=min(t_us, total or t_us),
-                sim=f"{t_us / 1000:,.1f} ms",
-                flows=f"{done:,}/{started:,} flows done",
-                rate=f"{events / el / 1e6:,.1f} M events/s",
-            )
+    def cb(t_us: float, done: int, started: int, events: int) -> None:
+        if not prog.live.is_started:  # shown from the first report on: a scenario error leaves no trace
+            prog.start()
+        el = max(time.perf_counter() - start, 1e-9)
+        prog.update(
+            task,
+            completed=min(t_us, total or t_us),
+            sim=f"{t_us / 1000:,.1f} ms simulated",
+            flows=f"{done:,}/{started:,} flows done",
+            rate=f"{events / el / 1e6:,.2f} M events/s",
+        )
 
-        interval = max((total or 1e6) / 200.0, 10.0)
-        return run(scenario, progress=cb, progress_interval_us=interval, base_dir=base_dir)
+    try:
+        return run(scenario, progress=cb, progress_every_s=0.5, base_dir=base_dir)
+    finally:
+        prog.stop()
 
 
 @app.command("run")
@@ -123,8 +131,18 @@ def run_cmd(
     set_: List[str] = typer.Option([], "--set", help="Override a key: --set switch.aqm.threshold=100KB"),
 ) -> None:
     """Run a scenario: progress bar, then the summary table."""
-    sc = override(load_scenario(scenario), _sets(set_))
-    res = run_with_progress(sc, str(scenario.resolve().parent), scenario.stem)
+    sc = override(FileScenario.open(scenario), _sets(set_))
+    try:
+        res = run_with_progress(sc, None, scenario.stem)
+    except Interrupted as e:
+        res = e.result
+        m = res.meta
+        if out:
+            res.save(out)
+        err.print(f"interrupted at {m['sim_time_us'] / 1000:,.1f} ms simulated: {m['flows_finished']}/{m['flows_total']} flows "
+                  f"finished" + (f"; the records so far are in {out} (meta.interrupted = true)" if out else ""),
+                  markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(130) from None
     m = res.meta
     console.print(
         f"{m['name']}: {m['flows_finished']}/{m['flows_total']} flows, {m['sim_time_us'] / 1000:,.1f} ms simulated, "
@@ -137,9 +155,7 @@ def run_cmd(
 
 
 def _load_dir(d: Path) -> Result:
-    if not (d / "meta.json").exists():
-        raise UserError(f"`{d}` holds no results (no meta.json); write some with `dcnlab run SCENARIO -o {d}`")
-    return load(d)
+    return load(d)  # DamagedResult (a ConfigError) names the folder and the file
 
 
 @app.command("summary")
@@ -166,6 +182,9 @@ def plot_cmd(
     from .plots import plot_all
 
     runs = {d.name or str(d): _load_dir(d) for d in directories}
+    for label, r in runs.items():
+        if not r.flows["finished"].any():
+            err.print(f"note: no flow finished in {label}; its FCT and slowdown figures are empty", markup=False, highlight=False)
     for p in plot_all(runs, out):
         console.print(str(p))
 
@@ -213,7 +232,7 @@ def schema_cmd(
 def sweep_cmd(
     base: Path = typer.Argument(..., help="Base scenario TOML file."),
     grid: List[str] = typer.Option([], "--grid", help="key=[v1,v2,…]; repeat for more keys."),
-    seeds: int = typer.Option(1, "--seeds", min=1, help="Seeds per combination."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds per combination (default 1; not with a grid over `seed`)."),
     jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
     out: Path = typer.Option(Path("results/sweep"), "-o", "--out", help="Results folder (runs are cached here)."),
     set_: List[str] = typer.Option([], "--set", help="Override a key of the base scenario."),
@@ -221,7 +240,7 @@ def sweep_cmd(
     """Every combination of the grid × seeds, on all cores; one table with mean and 95% CI across seeds."""
     from .sweep import ProcessRunner, parse_grid, sweep
 
-    sc = override(load_scenario(base), _sets(set_))
+    sc = override(FileScenario.open(base), _sets(set_))
     g = dict(parse_grid(s) for s in grid)
     t0 = time.perf_counter()
     runs, agg = sweep(
@@ -283,22 +302,40 @@ def demo_cmd(out: Path = typer.Option(Path("results/demo"), "-o", "--out", help=
     console.print(f"report: {page}")
 
 
+# typer's command-line errors (usage, bad option values) share this base class whichever click it bundles.
+_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def _one_line(msg: str) -> None:
+    err.print(f"error: {msg}", markup=False, highlight=False, soft_wrap=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, prog_name="dcnlab")
-        return 0
-    except SystemExit as e:  # click's own exits: 0 after --help, 2 for usage errors
+        rv = app(args=argv, prog_name="dcnlab", standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
+    except SystemExit as e:  # our own exits (130 after Ctrl-C)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except _CLICK_ERROR as e:  # usage errors: one line and where the help is
+        if STATE["debug"]:
+            raise
+        ctx = getattr(e, "ctx", None)
+        where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        _one_line(f"{e.format_message()}{where}")
+        return getattr(e, "exit_code", 2)
     except (_core.ConfigError, UserError) as e:
         if STATE["debug"]:
             raise
-        err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
+        _one_line(str(e))
         return 2
     except OSError as e:
         if STATE["debug"]:
             raise
-        err.print(f"error: {e.strerror}: {e.filename}", markup=False, highlight=False, soft_wrap=True)
+        _one_line(f"{e.strerror or e}: {e.filename}" if e.filename else str(e.strerror or e))
         return 2
+    except KeyboardInterrupt:
+        _one_line("interrupted")
+        return 130
 
 
 if __name__ == "__main__":

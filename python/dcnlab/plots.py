@@ -15,6 +15,7 @@ import numpy as np  # noqa: E402
 from .results import BUCKETS, Result, summary  # noqa: E402
 
 FIGURES = ("fct_cdf", "slowdown_by_bucket", "queue_occupancy", "link_utilization")
+NO_FLOWS = "no flow finished"
 
 
 def _save(fig, out: Path, name: str) -> list[Path]:
@@ -48,11 +49,12 @@ def fct_cdf(runs: Mapping[str, Result], out: Path) -> list[Path]:
                 ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=label)
             ax.set_title(title)
     for ax in axes:
-        ax.set_xscale("log")
+        if ax.lines:
+            ax.set_xscale("log")
         ax.set_xlabel("FCT (µs)")
         ax.set_ylabel("CDF")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+        _legend_or_note(ax, NO_FLOWS)
     return _save(fig, out, "fct_cdf")
 
 
@@ -64,13 +66,17 @@ def slowdown_by_bucket(runs: Mapping[str, Result], out: Path) -> list[Path]:
     x = np.arange(len(buckets))
     w = 0.8 / max(len(labels), 1)
     for ax, col, title in ((axes[0], "sd_mean", "mean slowdown"), (axes[1], "sd_p99", "99th-percentile slowdown")):
-        for i, k in enumerate(labels):
-            ax.bar(x + i * w, tables[k][col].to_numpy(), w, label=k)
+        values = [np.nan_to_num(tables[k][col].to_numpy(dtype=float), nan=0.0) for k in labels]
+        for i, (k, v) in enumerate(zip(labels, values)):
+            ax.bar(x + i * w, v, w, label=k)
         ax.set_xticks(x + w * (len(labels) - 1) / 2, buckets, fontsize=8)
         ax.set_title(title)
-        ax.set_yscale("log")
+        if any((v > 0).any() for v in values):
+            ax.set_yscale("log")
+            ax.legend(fontsize=8)
+        else:
+            ax.text(0.5, 0.5, NO_FLOWS, ha="center", transform=ax.transAxes)
         ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=8)
     return _save(fig, out, "slowdown_by_bucket")
 
 

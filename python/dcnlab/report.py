@@ -79,6 +79,8 @@ def write_report(runs: Mapping[str, Result], out: str | Path, title: str = "dcnl
             )
             + "</p>"
         )
+        if not r.flows["finished"].any():
+            body.append("<p class='meta'>No flow finished in this run: its FCT and slowdown statistics are empty.</p>")
         body.append(summary(r)[COLS].to_html(float_format=_fmt, border=0))
     body.append("<h2>Figures</h2>")
     with tempfile.TemporaryDirectory() as tmp:

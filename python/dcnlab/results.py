@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -11,27 +14,35 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from .scenario import ScenarioError, to_toml
+from .scenario import FileScenario, ScenarioError, read_text
 from .tables import TABLES, empty, frame, schema
 
-__all__ = ["Result", "TABLES", "load", "run", "schema", "summary", "validate"]
+__all__ = ["DamagedResult", "Interrupted", "Result", "TABLES", "load", "run", "schema", "summary", "validate"]
 
-Scenario = str | Path | Mapping[str, Any]
+Scenario = str | Path | Mapping[str, Any] | FileScenario
 
 
-def _scenario_text(scenario: Scenario, base_dir: str | Path | None = None) -> tuple[str, str | None]:
-    """TOML text and the folder that relative paths in it refer to."""
+def _source(scenario: Scenario, base_dir: str | Path | None = None) -> tuple[Any, str | None, list]:
+    """What the core reads (TOML text or a mapping), the folder relative paths in it refer to, and the
+    overrides to write into the text."""
     base = str(base_dir) if base_dir is not None else None
+    if isinstance(scenario, FileScenario):
+        return scenario.text, base or scenario.base_dir, list(scenario.overrides)
     if isinstance(scenario, Mapping):
-        return to_toml(scenario), base
+        return dict(scenario), base, []
     one_line = isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario
     if isinstance(scenario, Path) or (one_line and (scenario.endswith(".toml") or Path(scenario).is_file())):
         p = Path(scenario)
-        try:
-            return p.read_text(), base or str(p.resolve().parent)
-        except OSError as e:
-            raise ScenarioError("", f"cannot read scenario file `{p}`: {e.strerror}") from None
-    return str(scenario), base
+        return read_text(p), base or str(p.resolve().parent), []
+    return str(scenario), base, []
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during `run`: `.result` holds the records until then (`meta["interrupted"]` is true)."""
+
+    def __init__(self, result: "Result"):
+        super().__init__("run interrupted")
+        self.result = result
 
 
 @dataclass
@@ -49,44 +60,85 @@ class Result:
     controller_steps: pd.DataFrame = field(default_factory=lambda: empty("controller_steps"))
 
     def save(self, directory: str | Path) -> Path:
+        """Write every table (Parquet) and `meta.json` atomically: into a temporary folder beside
+        `directory`, renamed into place when complete, so that a folder is either whole or absent."""
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        for name in TABLES:
-            getattr(self, name).to_parquet(d / f"{name}.parquet", index=False)
-        (d / "meta.json").write_text(json.dumps(self.meta, indent=2))
+        d.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", suffix=".partial", dir=d.parent))
+        try:
+            for name in TABLES:
+                getattr(self, name).to_parquet(tmp / f"{name}.parquet", index=False)
+            (tmp / "meta.json").write_text(json.dumps(self.meta, indent=2))
+            if d.exists():
+                old = d.with_name(f".{d.name}.old-{os.getpid()}")
+                d.rename(old)
+                tmp.rename(d)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(d)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         return d
+
+
+class DamagedResult(ScenarioError):
+    """A results folder that is incomplete or unreadable (a run written by something else, or cut off)."""
 
 
 def load(directory: str | Path) -> Result:
     """Records saved by `Result.save`. A table the folder lacks (saved before the table existed) is
-    empty, with its declared columns."""
+    empty, with its declared columns. A folder without `meta.json`, or with a file that cannot be read,
+    raises `DamagedResult` naming the folder and the file."""
     d = Path(directory)
-    frames = {n: pd.read_parquet(d / f"{n}.parquet") if (d / f"{n}.parquet").exists() else empty(n) for n in TABLES}
-    return Result(**frames, meta=json.loads((d / "meta.json").read_text()))
+    if not (d / "meta.json").is_file():
+        raise DamagedResult("", f"`{d}` holds no results (no meta.json); write some with `dcnlab run SCENARIO -o {d}`")
+    try:
+        meta = json.loads((d / "meta.json").read_text())
+        if not isinstance(meta, dict):
+            raise ValueError("meta.json is not an object")
+    except (OSError, ValueError) as e:
+        raise DamagedResult("", f"`{d}/meta.json` is damaged ({e}); run the scenario again") from None
+    frames = {}
+    for n in TABLES:
+        f = d / f"{n}.parquet"
+        try:
+            frames[n] = pd.read_parquet(f) if f.exists() else empty(n)
+        except Exception as e:  # pyarrow raises several kinds for a truncated or foreign file
+            raise DamagedResult("", f"`{f}` is damaged ({type(e).__name__}); run the scenario again") from None
+    return Result(**frames, meta=meta)
 
 
 def validate(scenario: Scenario, base_dir: str | Path | None = None) -> None:
     """Parse and check a scenario without running it; raises ConfigError naming the field."""
-    text, base = _scenario_text(scenario, base_dir)
-    _core.validate(text, base)
+    src, base, overrides = _source(scenario, base_dir)
+    _core.validate(src, base, overrides)
 
 
 def run(
     scenario: Scenario,
     progress: Callable[[float, int, int, int], None] | None = None,
-    progress_interval_us: float = 1000.0,
+    progress_every_s: float = 0.5,
     base_dir: str | Path | None = None,
 ) -> Result:
-    """Run a scenario (path, TOML text or dict); the simulation runs with the GIL released.
+    """Run a scenario (path, TOML text, dict or `FileScenario`); the simulation runs with the GIL
+    released.
 
-    `progress(sim_time_us, flows_finished, flows_started, events)` is called every
-    `progress_interval_us` of simulated time. `base_dir` resolves relative paths of a text or dict
-    scenario (a path's own folder is used for a file)."""
-    text, base = _scenario_text(scenario, base_dir)
-    raw = _core.run(text, base, progress, progress_interval_us)
+    `progress(sim_time_us, flows_finished, flows_started, events)` is called at most every
+    `progress_every_s` seconds of wall time and once at the end. `base_dir` resolves relative paths of
+    a text or dict scenario (a file's own folder is used for a file). Ctrl-C stops the run within a
+    fraction of a second and raises `Interrupted`, whose `.result` holds what was recorded."""
+    src, base, overrides = _source(scenario, base_dir)
+    try:
+        raw = _core.run(src, base, overrides, progress, progress_every_s)
+    except _core.Interrupted as e:
+        raise Interrupted(_result(e.args[0])) from None
+    return _result(raw)
+
+
+def _result(raw: dict) -> Result:
     meta = json.loads(raw["meta"])
-    frames = {k: frame(k, raw[k]) for k in TABLES}
-    return Result(**frames, meta=meta)
+    return Result(**{k: frame(k, raw[k]) for k in TABLES}, meta=meta)
 
 
 BUCKETS = (0, 100_000, 10_000_000, np.inf)

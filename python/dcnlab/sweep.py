@@ -15,8 +15,8 @@ from typing import Any, Callable, Iterable, Mapping, Protocol
 
 import pandas as pd
 
-from .results import load, run, summary, validate
-from .scenario import ScenarioError, override, parse_value, scenario_hash
+from .results import DamagedResult, load, run, summary, validate
+from .scenario import FileScenario, ScenarioError, override, parse_value, scenario_hash
 
 STATS = ("fct_mean", "fct_p99", "sd_mean", "sd_p50", "sd_p99")
 
@@ -79,13 +79,22 @@ def parse_grid(spec: str) -> tuple[str, list[Any]]:
     return key.strip(), values
 
 
-def cached_result(job: tuple[dict, str | None, str]):
-    """The records of (scenario, base_dir, cache_dir): run and saved there unless already present."""
+def cached_result(job: tuple[Any, str | None, str]):
+    """The records of (scenario, base_dir, cache_dir): run and saved there unless a complete result is
+    already present. A damaged or half-written entry is computed again; an interrupted run is never
+    saved (Ctrl-C propagates)."""
     scenario, base_dir, cache_dir = job
     d = Path(cache_dir)
-    if not (d / "meta.json").exists():
-        run(scenario, base_dir=base_dir).save(d)
-    return load(d)
+    if (d / "meta.json").exists():
+        try:
+            r = load(d)
+            if not r.meta.get("interrupted"):
+                return r
+        except DamagedResult:
+            pass
+    r = run(scenario, base_dir=base_dir)
+    r.save(d)
+    return r
 
 
 def _run_one(job: tuple[dict, str | None, str]) -> dict:
@@ -103,30 +112,49 @@ def _t95(n: int) -> float:
     return table.get(n, 1.96 + 2.5 / max(n - 1, 1))
 
 
+def _label(v: Any) -> Any:
+    """A grid value as a table cell: numbers, strings and booleans as they are, tables and lists as
+    JSON text (so that runs group by them)."""
+    return v if isinstance(v, (int, float, str, bool)) else json.dumps(v, sort_keys=True)
+
+
 def sweep(
-    base: Mapping[str, Any],
+    base: Any,
     grid: Mapping[str, list[Any]],
-    seeds: int = 1,
+    seeds: int | None = None,
     out: str | Path = "results/sweep",
     runner: Runner | None = None,
     base_dir: str | None = None,
     on_done: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run every grid combination with `seeds` seeds. Returns (one row per run, mean and 95% CI per
-    combination). Runs already in `out/runs/<hash>` are not run again."""
+    """Run every grid combination with `seeds` seeds (default 1: the base's seed, then the next ones).
+    `base` is a dict or a `FileScenario`. A grid over `seed` itself runs exactly those seeds and cannot
+    be combined with `seeds`. Every grid point is checked by the core before the first run. Returns
+    (one row per run, mean and 95% CI per combination). Runs already in `out/runs/<hash>` are not run
+    again."""
     out = Path(out)
     keys = list(grid)
-    base_seed = int(base.get("seed", 1))
+    if "seed" in grid:
+        if seeds is not None:
+            raise ScenarioError("--grid", "`seed` is a grid key and `--seeds` is given too: use one of them")
+        seed_list: list[int | None] = [None]
+    else:
+        validate(base, base_dir)
+        plain = base.as_dict() if isinstance(base, FileScenario) else base
+        base_seed = plain.get("seed", 1)
+        seed_list = [base_seed + i for i in range(seeds or 1)]
     jobs, rows = [], []
     for combo in itertools.product(*(grid[k] for k in keys)):
         # Every combination is checked by the core before anything runs: a bad key or value fails fast
         # with the field named, not inside a worker.
-        validate(override(base, dict(zip(keys, combo))), base_dir)
-        for i in range(seeds):
-            sc = override(base, dict(zip(keys, combo)) | {"seed": base_seed + i})
+        point = dict(zip(keys, combo))
+        validate(override(base, point), base_dir)
+        for seed in seed_list:
+            sc = override(base, point if seed is None else point | {"seed": seed})
             h = scenario_hash(sc)
             jobs.append((sc, base_dir, str(out / "runs" / h)))
-            rows.append(dict(zip(keys, combo)) | {"seed": base_seed + i, "hash": h})
+            seed_label = {} if seed is None else {"seed": seed}
+            rows.append({k: _label(v) for k, v in point.items()} | seed_label | {"hash": h})
     todo = sum(not (Path(j[2]) / "meta.json").exists() for j in jobs)
     results = list((runner or ProcessRunner()).map(_run_one, jobs))
     if on_done:
@@ -146,5 +174,5 @@ def sweep(
         agg.append(row)
     summary_table = pd.DataFrame(agg)
     summary_table.to_csv(out / "summary.csv", index=False)
-    (out / "sweep.json").write_text(json.dumps({"grid": {k: [str(v) for v in vs] for k, vs in grid.items()}, "seeds": seeds}))
+    (out / "sweep.json").write_text(json.dumps({"grid": {k: [_label(v) for v in vs] for k, vs in grid.items()}, "seeds": seeds}))
     return table, summary_table

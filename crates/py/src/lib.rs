@@ -1,17 +1,26 @@
 #![allow(unexpected_cfgs)]
-//! Thin PyO3 layer over dcnlab-sim: takes a scenario as TOML text, runs it with the GIL released, hands
-//! back columnar records as numpy arrays plus the run metadata as a dict. The tables and their columns
-//! come from the core's one declaration (`records/tables.rs`); nothing here names a column.
+//! Thin PyO3 layer over dcnlab-sim: takes a scenario as TOML text (plus overrides) or a mapping, runs it
+//! with the GIL released in slices (progress, Ctrl-C between them), hands back columnar records as numpy
+//! arrays plus the run metadata as a dict. The tables and their columns come from the core's one
+//! declaration (`records/tables.rs`); nothing here names a column.
 
 use dcnlab_sim::records::{Column, ColumnData, TABLES};
-use dcnlab_sim::{Scenario, Sim};
+use dcnlab_sim::Sim;
 use numpy::IntoPyArray;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use dcnlab_sim::config::source;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pythonize::depythonize;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 create_exception!(_core, ConfigError, PyValueError, "A scenario error naming the field and the fix.");
+create_exception!(
+    _core,
+    Interrupted,
+    PyKeyboardInterrupt,
+    "Ctrl-C during a run: `args[0]` holds the records until then (`meta.interrupted` is set)."
+);
 
 fn config_err(e: dcnlab_sim::ConfigError) -> PyErr {
     let err = ConfigError::new_err(e.to_string());
@@ -25,56 +34,110 @@ fn config_err(e: dcnlab_sim::ConfigError) -> PyErr {
 
 const US: f64 = 1e6;
 
-/// Parse and validate a scenario (TOML text) without running it. `base_dir` resolves relative paths.
-#[pyfunction]
-#[pyo3(signature = (text, base_dir=None))]
-fn validate(text: &str, base_dir: Option<&str>) -> PyResult<()> {
-    let mut sc = Scenario::from_toml(text).map_err(config_err)?;
-    if let Some(b) = base_dir {
-        sc.resolve_paths(std::path::Path::new(b));
+/// Events per slice of a run between two looks at the wall clock and at Ctrl-C (tens of milliseconds).
+const SLICE_EVENTS: u64 = 1 << 17;
+
+fn value_err(what: &str, e: impl std::fmt::Display) -> PyErr {
+    config_err(dcnlab_sim::ConfigError::new("", format!("{what}: {e}")))
+}
+
+/// The simulation of a scenario: TOML text (the user's file, with `overrides` written into it so that
+/// errors name the user's lines) or a mapping (read as a TOML value). An override's value is a string
+/// in the command line's rule (TOML syntax, else a bare string) or any other Python value as it is.
+fn build(scenario: &Bound<'_, PyAny>, base_dir: Option<&str>, overrides: Option<Vec<(String, Bound<'_, PyAny>)>>) -> PyResult<Sim> {
+    let mut ov = Vec::new();
+    for (k, v) in overrides.unwrap_or_default() {
+        let value = match v.extract::<String>() {
+            Ok(s) => source::parse_value(&s),
+            Err(_) => {
+                let tv: toml::Value = depythonize(&v).map_err(|e| value_err(&format!("the override of `{k}`"), e))?;
+                source::value_of(&tv)
+            }
+        };
+        ov.push((k, value));
     }
-    Sim::new(&sc).map_err(config_err)?;
+    let base = base_dir.map(std::path::Path::new);
+    let sim = if let Ok(text) = scenario.extract::<String>() {
+        Sim::from_text(&text, &ov, base)
+    } else {
+        let table: toml::Table = depythonize(scenario).map_err(|e| value_err("this scenario cannot be read as TOML", e))?;
+        if ov.is_empty() {
+            Sim::from_value(table, base)
+        } else {
+            let text = toml::to_string(&table).map_err(|e| value_err("this scenario cannot be written as TOML", e))?;
+            Sim::from_text(&text, &ov, base)
+        }
+    };
+    sim.map_err(config_err)
+}
+
+/// Parse and validate a scenario (TOML text or a mapping) without running it. `base_dir` resolves
+/// relative paths; `overrides` as for `run`.
+#[pyfunction]
+#[pyo3(signature = (scenario, base_dir=None, overrides=None))]
+fn validate(scenario: &Bound<'_, PyAny>, base_dir: Option<&str>, overrides: Option<Vec<(String, Bound<'_, PyAny>)>>) -> PyResult<()> {
+    build(scenario, base_dir, overrides)?;
     Ok(())
 }
 
-/// Run a scenario (TOML text). `progress(sim_time_us, flows_finished, flows_started, events)` is called
-/// every `progress_interval_us` of simulated time.
+/// Run a scenario (TOML text or a mapping; `overrides` = [(dotted key, value)]) with the GIL released,
+/// in slices of events. `progress(sim_time_us, flows_finished, flows_started, events)` is called at
+/// most every `progress_every_s` seconds of wall time and once at the end. Ctrl-C stops the run within a
+/// slice: the records so far are raised as `Interrupted(records)` (a KeyboardInterrupt) with
+/// `meta.interrupted` set.
 #[pyfunction]
-#[pyo3(signature = (text, base_dir=None, progress=None, progress_interval_us=1000.0))]
+#[pyo3(signature = (scenario, base_dir=None, overrides=None, progress=None, progress_every_s=0.5))]
 fn run(
     py: Python<'_>,
-    text: &str,
+    scenario: &Bound<'_, PyAny>,
     base_dir: Option<&str>,
+    overrides: Option<Vec<(String, Bound<'_, PyAny>)>>,
     progress: Option<PyObject>,
-    progress_interval_us: f64,
+    progress_every_s: f64,
 ) -> PyResult<PyObject> {
-    let mut sc = Scenario::from_toml(text).map_err(config_err)?;
-    if let Some(b) = base_dir {
-        sc.resolve_paths(std::path::Path::new(b));
-    }
-    let mut sim = Sim::new(&sc).map_err(config_err)?;
+    let mut sim = build(scenario, base_dir, overrides)?;
     let wall = std::time::Instant::now();
     let cpu0 = dcnlab_sim::sim::cpu_seconds();
-    let step = ((progress_interval_us.max(1.0)) * US) as u64;
+    let every = std::time::Duration::from_secs_f64(progress_every_s.max(0.0));
+    let mut last = std::time::Instant::now();
+    let report = |sim: &Sim| -> PyResult<()> {
+        match &progress {
+            Some(cb) => cb.call1(py, (sim.now() as f64 / US, sim.flows_finished(), sim.flows_started(), sim.events())).map(|_| ()),
+            None => Ok(()),
+        }
+    };
     loop {
-        let limit = sim.now().saturating_add(step);
         let (done, s) = py.allow_threads(move || {
-            let d = sim.run_until(limit);
+            let d = sim.run_slice(dcnlab_sim::units::Time::MAX, SLICE_EVENTS);
             (d, sim)
         });
         sim = s;
-        if let Some(cb) = &progress {
-            cb.call1(py, (sim.now() as f64 / US, sim.flows_finished(), sim.flows_started(), sim.events()))?;
+        let mut step = py.check_signals();
+        if step.is_ok() && (done || last.elapsed() >= every) {
+            last = std::time::Instant::now();
+            step = report(&sim);
         }
-        py.check_signals()?;
+        if let Err(e) = step {
+            if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                return Err(e);
+            }
+            sim.interrupt();
+            let rec = sim.finish(wall.elapsed().as_secs_f64(), dcnlab_sim::sim::cpu_seconds() - cpu0);
+            return Err(Interrupted::new_err((records(py, &rec)?,)));
+        }
         if done {
             break;
         }
     }
     let rec = sim.finish(wall.elapsed().as_secs_f64(), dcnlab_sim::sim::cpu_seconds() - cpu0);
+    records(py, &rec)
+}
+
+/// Every table as a dict of columns, and `meta` as JSON text.
+fn records(py: Python<'_>, rec: &dcnlab_sim::Records) -> PyResult<PyObject> {
     let out = PyDict::new_bound(py);
     for t in &TABLES {
-        out.set_item(t.name, columns(py, t.data(&rec))?)?;
+        out.set_item(t.name, columns(py, t.data(rec))?)?;
     }
     out.set_item("meta", serde_json::to_string(&rec.meta).unwrap())?;
     Ok(out.into())
@@ -137,6 +200,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(table_meanings, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
+    m.add("Interrupted", m.py().get_type_bound::<Interrupted>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! follow `conventions.md`. Every struct denies unknown keys, and every error names the field path.
 
 pub mod kind;
+pub mod source;
 
 pub use kind::ConfigError;
 pub(crate) use kind::{kind_enum, tagged_enum};
@@ -422,15 +423,7 @@ impl Scenario {
     /// Parse a scenario from TOML text; errors name the field path.
     pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
         if let Err(e) = text.parse::<toml::Table>() {
-            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-            let msg = e.message().trim().lines().next().unwrap_or("").to_string();
-            return Err(ConfigError::new(
-                "",
-                match line {
-                    Some(l) => format!("not valid TOML: {msg} (line {l})"),
-                    None => format!("not valid TOML: {msg}"),
-                },
-            ));
+            return Err(source::syntax_error(text, e.span(), e.message()));
         }
         let de = toml::Deserializer::new(text);
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {

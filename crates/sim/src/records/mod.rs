@@ -140,6 +140,8 @@ pub struct Meta {
     /// Offered load measured on the Poisson traffic entries: bytes started / duration / capacity.
     pub marks: u64,
     pub stop_reason: String,
+    /// The user stopped the run (Ctrl-C) before its end; the records hold what happened until then.
+    pub interrupted: bool,
     pub tags: Vec<String>,
     /// Label of every transport of the run (`flows.transport` indexes it), e.g. `tcp:dctcp`.
     pub transports: Vec<String>,

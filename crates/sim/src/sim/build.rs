@@ -22,21 +22,35 @@ use crate::workload::{self, HostInfo, Tags};
 use std::collections::VecDeque;
 use std::io::Write;
 
-fn hash_str(s: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
-
 impl Sim {
     /// Build from TOML text (parse + validate + build). Errors name the field.
     pub fn from_toml(text: &str) -> Result<Sim, ConfigError> {
         let sc = Scenario::from_toml(text)?;
         let mut s = Sim::new(&sc)?;
-        s.config_hash = hash_str(text);
+        s.config_hash = crate::config::source::hash(text);
+        Ok(s)
+    }
+
+    /// Build from the user's TOML text with overrides written into it (`config::source`), relative paths
+    /// taken from `base`; errors name the user's lines.
+    pub fn from_text(text: &str, overrides: &[(String, toml_edit::Value)], base: Option<&std::path::Path>) -> Result<Sim, ConfigError> {
+        let (mut sc, full) = crate::config::source::scenario(text, overrides)?;
+        if let Some(b) = base {
+            sc.resolve_paths(b);
+        }
+        let mut s = Sim::new(&sc)?;
+        s.config_hash = crate::config::source::hash(&full);
+        Ok(s)
+    }
+
+    /// Build from a scenario given as a TOML value (a mapping built in code).
+    pub fn from_value(v: toml::Table, base: Option<&std::path::Path>) -> Result<Sim, ConfigError> {
+        let (mut sc, full) = crate::config::source::scenario_from_value(v)?;
+        if let Some(b) = base {
+            sc.resolve_paths(b);
+        }
+        let mut s = Sim::new(&sc)?;
+        s.config_hash = crate::config::source::hash(&full);
         Ok(s)
     }
 
@@ -68,6 +82,7 @@ impl Sim {
             all_flows_done: sc.stop.all_flows_done,
             warmup: sc.warmup.map(|w| w.0).unwrap_or(0),
             config_hash: String::new(),
+            interrupted: false,
             name: sc.name.clone(),
         };
         sim.rec.meta.node_names = topo.names.clone();

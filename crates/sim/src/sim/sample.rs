@@ -150,7 +150,14 @@ impl Sim {
         m.peak_rss_bytes = peak_rss_bytes();
         m.warmup_us = self.warmup as f64 / 1e6;
         m.marks = self.net.ports.iter().flat_map(|p| p.queues.iter()).map(|q| q.count.marks).sum();
-        m.stop_reason = if done { "all_flows_done".into() } else { "time".into() };
+        m.interrupted = self.interrupted;
+        m.stop_reason = if self.interrupted {
+            "interrupted".into()
+        } else if done {
+            "all_flows_done".into()
+        } else {
+            "time".into()
+        };
         let tags = &self.obs.tags.0;
         m.tags = if tags.is_empty() { vec![String::new()] } else { tags.clone() };
         self.rec
