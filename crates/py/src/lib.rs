@@ -34,8 +34,8 @@ fn config_err(e: dcnlab_sim::ConfigError) -> PyErr {
 
 const US: f64 = 1e6;
 
-/// Events per slice of a run between two looks at the wall clock and at Ctrl-C (tens of milliseconds).
-const SLICE_EVENTS: u64 = 1 << 17;
+/// Wall time a slice of a run aims at, between two looks at Ctrl-C and the progress clock.
+const SLICE_WALL_S: f64 = 0.03;
 
 fn value_err(what: &str, e: impl std::fmt::Display) -> PyErr {
     config_err(dcnlab_sim::ConfigError::new("", format!("{what}: {e}")))
@@ -81,7 +81,7 @@ fn validate(scenario: &Bound<'_, PyAny>, base_dir: Option<&str>, overrides: Opti
 }
 
 /// Run a scenario (TOML text or a mapping; `overrides` = [(dotted key, value)]) with the GIL released,
-/// in slices of events. `progress(sim_time_us, flows_finished, flows_started, events)` is called at
+/// in slices of simulated time of about 30 ms of wall time each. `progress(sim_time_us, flows_finished, flows_started, events)` is called at
 /// most every `progress_every_s` seconds of wall time and once at the end. Ctrl-C stops the run within a
 /// slice: the records so far are raised as `Interrupted(records)` (a KeyboardInterrupt) with
 /// `meta.interrupted` set.
@@ -106,12 +106,19 @@ fn run(
             None => Ok(()),
         }
     };
+    // Slices are spans of simulated time (the engine's own loop, no per-event counter), sized from the
+    // last slice's speed so that each takes about SLICE_WALL_S of wall time.
+    let mut span: u64 = 10_000_000; // 10 µs of simulated time to start
     loop {
+        let t0 = std::time::Instant::now();
+        let limit = sim.now().saturating_add(span);
         let (done, s) = py.allow_threads(move || {
-            let d = sim.run_slice(dcnlab_sim::units::Time::MAX, SLICE_EVENTS);
+            let d = sim.run_until(limit);
             (d, sim)
         });
         sim = s;
+        let took = t0.elapsed().as_secs_f64().max(1e-6);
+        span = ((span as f64) * (SLICE_WALL_S / took).clamp(0.25, 4.0)).clamp(1_000.0, 1e15) as u64;
         let mut step = py.check_signals();
         if step.is_ok() && (done || last.elapsed() >= every) {
             last = std::time::Instant::now();

@@ -74,33 +74,3 @@ pub fn run_until<M: Model>(m: &mut M, limit: Time, stop: Time) -> bool {
         m.handle(ev);
     }
 }
-
-/// `run_until`, returning also after `budget` events (so a caller can look at the wall clock, report
-/// progress or stop between slices; the events and their order are the same as one `run_until`).
-/// Returns true when the run is over. Kept apart from `run_until`, whose loop has no counter.
-pub fn run_until_budget<M: Model>(m: &mut M, limit: Time, stop: Time, budget: u64) -> bool {
-    let limit = limit.min(stop);
-    let mut left = budget;
-    loop {
-        if m.done() {
-            return true;
-        }
-        if left == 0 {
-            return false;
-        }
-        left -= 1;
-        let e = m.engine();
-        let Some((t, ev)) = e.q.pop_before(limit) else {
-            if e.q.is_empty() {
-                e.now = e.now.max(limit.min(stop));
-                let over = e.now >= stop;
-                return over || m.exhausted();
-            }
-            e.now = limit;
-            return limit >= stop;
-        };
-        e.now = t;
-        e.events += 1;
-        m.handle(ev);
-    }
-}

@@ -159,13 +159,6 @@ impl Sim {
         engine::run_until(self, limit, stop)
     }
 
-    /// Run until `limit`, the end of the scenario, or `max_events` more events, whichever comes first
-    /// (a front end's slice: progress and Ctrl-C between slices). Returns true when the scenario is over.
-    pub fn run_slice(&mut self, limit: Time, max_events: u64) -> bool {
-        let stop = self.stop_time;
-        engine::run_until_budget(self, limit, stop, max_events)
-    }
-
     /// Mark the run as stopped by the user: `finish` then records what happened so far with
     /// `meta.interrupted` set and `stop_reason = "interrupted"`.
     pub fn interrupt(&mut self) {
