@@ -13,11 +13,15 @@ const DEFAULT: &[&str] = &[
     "bench/incast_16to1.toml",
 ];
 
-/// Goals asserted on benchmark 1 (the side-by-side flow set): 2× htsim's 2.0 M packet-hops per
-/// CPU-second, and peak RSS under 100 MB.
+/// Floors asserted on benchmark 1 (the side-by-side flow set) on any machine: packet-hops per
+/// CPU-second and peak RSS. Speed against htsim or another commit is measured side by side, never from
+/// a constant: see `data/bench/README.md` for the dated figures.
 const GOAL_HOPS_PER_CPU_S: f64 = 4.0e6;
 const GOAL_PEAK_RSS: u64 = 100_000_000;
-const HTSIM_HOPS_PER_CPU_S: f64 = 2.0e6;
+/// What `data/bench/README.md` records of htsim on this flow set, measured side by side (cited, not
+/// measured here).
+const HTSIM_CITED: &str = "htsim did 1.27–1.49 M packet-hops per CPU-second on these flows, interleaved with dcnlab 0fb7fca's \
+                           5.37–6.15 M on one machine (2026-11-22, data/bench/README.md)";
 
 fn one(path: &str) -> ExitCode {
     let sc = match Scenario::from_file(path) {
@@ -150,13 +154,13 @@ fn main() -> ExitCode {
         let hops = b1["hops_per_cpu_s"].as_f64().unwrap();
         let rss = b1["peak_rss_bytes"].as_u64().unwrap();
         println!(
-            "benchmark 1: {:.2} M packet-hops per CPU-second = {:.2}× htsim (goal ≥ {:.1} M); peak RSS {:.1} MB (goal < {} MB)",
+            "benchmark 1: {:.2} M packet-hops per CPU-second (floor {:.1} M); peak RSS {:.1} MB (goal < {} MB)",
             hops / 1e6,
-            hops / HTSIM_HOPS_PER_CPU_S,
             GOAL_HOPS_PER_CPU_S / 1e6,
             rss as f64 / 1e6,
             GOAL_PEAK_RSS / 1_000_000
         );
+        println!("for comparison (cited, not measured now): {HTSIM_CITED}; compare builds side by side");
         if hops < GOAL_HOPS_PER_CPU_S || rss >= GOAL_PEAK_RSS {
             println!("FAIL: benchmark 1 misses its goal");
             ok = false;
