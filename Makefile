@@ -10,7 +10,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "typer>=0.12" "rich>=13" "pytest>=7"
+	$(PY) -m pip install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "typer>=0.12" "rich>=13" "pytest>=7" "hypothesis>=6"
 	touch $@
 
 venv: $(VENV)/.deps

@@ -307,6 +307,8 @@ _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Clic
 
 
 def _one_line(msg: str) -> None:
+    """`error: …` on one line; control characters from the user's input are shown escaped."""
+    msg = "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
     err.print(f"error: {msg}", markup=False, highlight=False, soft_wrap=True)
 
 
