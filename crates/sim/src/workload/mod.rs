@@ -122,6 +122,17 @@ impl Entry {
         f
     }
 
+    /// Every flow the entry still holds, in start order (a run's end): the rest of its list, or the
+    /// rest of its Poisson count drawn as the process would have drawn them; never a flow at or after
+    /// the entry's `active.stop`, which the scenario does not define.
+    pub fn unstarted(&mut self) -> Vec<NewFlow> {
+        let mut v = Vec::new();
+        while self.peek().is_some() {
+            v.push(self.pop());
+        }
+        v
+    }
+
     /// One of this entry's flows finished; returns true when a waiting flow may now start.
     pub fn finished(&mut self) -> bool {
         self.in_flight -= 1;
