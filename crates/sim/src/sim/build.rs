@@ -41,7 +41,8 @@ impl Sim {
     }
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
-        sc.validate()?;
+        // Checked and counted before anything is built: what the engine's indexes cannot hold fails here.
+        super::estimate::Estimate::of(sc)?;
         let topo = Topo::build(&sc.topology)?;
         let (transports, transport_of) = sc.transports()?;
         let net = build_net(sc, &topo)?;
