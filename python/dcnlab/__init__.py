@@ -8,6 +8,6 @@
 from __future__ import annotations
 
 from ._core import ConfigError, __version__
-from .results import TABLES, Result, load, run, schema, summary, validate
+from .results import TABLES, Result, estimate, load, run, schema, summary, validate
 
-__all__ = ["ConfigError", "Result", "TABLES", "load", "run", "schema", "summary", "validate", "__version__"]
+__all__ = ["ConfigError", "Result", "TABLES", "estimate", "load", "run", "schema", "summary", "validate", "__version__"]

@@ -14,7 +14,7 @@ from . import _core
 from .scenario import ScenarioError, to_toml
 from .tables import TABLES, empty, frame, schema
 
-__all__ = ["Result", "TABLES", "load", "run", "schema", "summary", "validate"]
+__all__ = ["Result", "TABLES", "estimate", "load", "run", "schema", "summary", "validate"]
 
 Scenario = str | Path | Mapping[str, Any]
 
@@ -69,6 +69,15 @@ def validate(scenario: Scenario, base_dir: str | Path | None = None) -> None:
     """Parse and check a scenario without running it; raises ConfigError naming the field."""
     text, base = _scenario_text(scenario, base_dir)
     _core.validate(text, base)
+
+
+def estimate(scenario: Scenario, base_dir: str | Path | None = None) -> dict:
+    """What a scenario will hold, counted by the core before anything is built: counts (`hosts`,
+    `ports`, `flows`, `queue_samples`, …), `bytes` in all, `parts` ([(structure, bytes)], largest
+    first), `text` for people, and `limit` (None, or (field, message) of what the engine cannot hold
+    whatever the memory). Raises ConfigError for a bad scenario."""
+    text, base = _scenario_text(scenario, base_dir)
+    return _core.estimate(text, base)
 
 
 def run(

@@ -4,6 +4,7 @@
 //! come from the core's one declaration (`records/tables.rs`); nothing here names a column.
 
 use dcnlab_sim::records::{Column, ColumnData, TABLES};
+use dcnlab_sim::sim::estimate::Estimate;
 use dcnlab_sim::{Scenario, Sim};
 use numpy::IntoPyArray;
 use pyo3::create_exception;
@@ -35,6 +36,54 @@ fn validate(text: &str, base_dir: Option<&str>) -> PyResult<()> {
     }
     Sim::new(&sc).map_err(config_err)?;
     Ok(())
+}
+
+/// What a scenario will hold, counted before anything is built (the core's `sim::estimate`): a dict of
+/// counts (`hosts`, `switches`, `ports`, `flows`, `queue_samples`, …), `bytes` in all, `parts` (a list of
+/// (structure, bytes), largest first), `text` (the same for people), and `limit`: None, or the error
+/// (`field`, `message`) the engine would stop at whatever the memory. A bad scenario raises ConfigError.
+#[pyfunction]
+#[pyo3(signature = (text, base_dir=None))]
+fn estimate(py: Python<'_>, text: &str, base_dir: Option<&str>) -> PyResult<PyObject> {
+    let mut sc = Scenario::from_toml(text).map_err(config_err)?;
+    if let Some(b) = base_dir {
+        sc.resolve_paths(std::path::Path::new(b));
+    }
+    let e = Estimate::count(&sc).map_err(config_err)?;
+    let d = PyDict::new_bound(py);
+    let counts = [
+        ("hosts", e.hosts),
+        ("switches", e.switches),
+        ("links", e.links),
+        ("ports", e.ports),
+        ("route_next_hops", e.route_next_hops),
+        ("routing_steps", e.routing_steps),
+        ("flows", e.flows),
+        ("open_flows", e.open_flows),
+        ("queue_samples", e.queue_samples),
+        ("link_samples", e.link_samples),
+        ("trace_samples", e.trace_samples),
+        ("packets", e.packets),
+        ("events", e.events),
+        ("bytes", e.bytes),
+    ];
+    for (k, v) in counts {
+        d.set_item(k, v)?;
+    }
+    d.set_item("duration_us", e.duration as f64 / US)?;
+    d.set_item("parts", e.parts.clone())?;
+    d.set_item("text", e.describe())?;
+    match e.limits(&sc) {
+        Ok(()) => d.set_item("limit", py.None())?,
+        Err(err) => d.set_item("limit", (err.field.clone(), err.to_string()))?,
+    }
+    Ok(d.into())
+}
+
+/// The memory available for a new run in bytes (`MemAvailable`), or None where the system does not say.
+#[pyfunction]
+fn available_memory() -> Option<u64> {
+    dcnlab_sim::sim::estimate::available_memory()
 }
 
 /// Run a scenario (TOML text). `progress(sim_time_us, flows_finished, flows_started, events)` is called
@@ -134,6 +183,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rate_bps, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(table_meanings, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
