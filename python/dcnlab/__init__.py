@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 from ._core import ConfigError, __version__
-from .results import TABLES, Interrupted, Result, load, run, schema, summary, validate
+from .results import TABLES, Interrupted, Result, estimate, load, run, schema, summary, validate
 from .scenario import FileScenario
 
-__all__ = ["ConfigError", "FileScenario", "Interrupted", "Result", "TABLES", "load", "run", "schema", "summary", "validate", "__version__"]
+__all__ = ["ConfigError", "FileScenario", "Interrupted", "Result", "TABLES", "estimate", "load", "run", "schema",
+           "summary", "validate", "__version__"]

@@ -65,6 +65,40 @@ def _stop_us(sc: dict) -> float | None:
         return None
 
 
+def _human(b: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if b < 1024 or unit == "PiB":
+            return f"{b:,.0f} {unit}" if unit == "B" else f"{b:,.1f} {unit}"
+        b /= 1024
+    return f"{b:,.1f} EiB"
+
+
+FORCE_HELP = "Run even when the memory estimate exceeds the memory available."
+
+
+def _check_memory(estimates: list[tuple[str, dict]], force: bool, at_once: int = 1, show: bool = False) -> None:
+    """Refuse (exit 2) when the scenarios that run at once need more memory than the machine has
+    available (`MemAvailable`; no check where the system does not say), printing the estimate and
+    `--force`. A scenario the engine cannot hold whatever the memory is refused here too, before anything
+    is built. `show` prints every estimate (validate)."""
+    avail = _core.available_memory()
+    largest = sorted(estimates, key=lambda e: e[1]["bytes"], reverse=True)
+    need = sum(e["bytes"] for _, e in largest[: max(at_once, 1)])
+    too_big = avail is not None and need > avail and not force
+    limited = [x for x in estimates if x[1]["limit"] is not None]
+    shown = estimates if show else limited[:1] or (largest[:1] if too_big else [])
+    for label, e in shown:
+        console.print(f"estimate for {label}: {e['text']}", markup=False, highlight=False, soft_wrap=True)
+    if limited:
+        raise UserError(limited[0][1]["limit"][1])
+    if too_big:
+        runs = f"{min(at_once, len(estimates))} runs at once need" if at_once > 1 else "it needs"
+        raise UserError(
+            f"refused: {runs} about {_human(need)} of memory but {_human(avail)} is available (estimate above); "
+            "make the scenario smaller, or pass --force to run it anyway"
+        )
+
+
 def summary_table(res: Result, title: str) -> Table:
     s = summary(res)
     t = Table(title=title, title_justify="left")
@@ -89,9 +123,10 @@ def comparison_table(c, title: str) -> Table:
     return t
 
 
-def run_with_progress(scenario, base_dir: str | None, label: str) -> Result:
+def run_with_progress(scenario, base_dir: str | None, label: str, flows_total: int | None = None) -> Result:
     """Run with a live line on stderr (refreshed every half second of wall time: simulated time, flows
-    done / started, events per second). Ctrl-C raises `Interrupted` with the records so far."""
+    done / started / in all — the estimate's count —, events per second). Ctrl-C raises `Interrupted`
+    with the records so far."""
     total = _stop_us(scenario.as_dict() if isinstance(scenario, FileScenario) else scenario)
     start = time.perf_counter()
     prog = Progress(
@@ -114,7 +149,7 @@ def run_with_progress(scenario, base_dir: str | None, label: str) -> Result:
             task,
             completed=min(t_us, total or t_us),
             sim=f"{t_us / 1000:,.1f} ms simulated",
-            flows=f"{done:,}/{started:,} flows done",
+            flows=f"{done:,} done, {started:,} started" + (f" of {flows_total:,} flows" if flows_total else " flows"),
             rate=f"{events / el / 1e6:,.2f} M events/s",
         )
 
@@ -129,11 +164,16 @@ def run_cmd(
     scenario: Path = typer.Argument(..., help="Scenario TOML file."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Write records (Parquet + meta.json) here."),
     set_: List[str] = typer.Option([], "--set", help="Override a key: --set switch.aqm.threshold=100KB"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Run a scenario: progress bar, then the summary table."""
+    from .results import estimate
+
     sc = override(FileScenario.open(scenario), _sets(set_))
+    est = estimate(sc)
+    _check_memory([(str(scenario), est)], force)
     try:
-        res = run_with_progress(sc, None, scenario.stem)
+        res = run_with_progress(sc, None, scenario.stem, est["flows"])
     except Interrupted as e:
         res = e.result
         m = res.meta
@@ -202,10 +242,14 @@ def report_cmd(
 
 
 @app.command("validate")
-def validate_cmd(scenario: Path = typer.Argument(..., help="Scenario TOML file.")) -> None:
-    """Parse and check a scenario without running it."""
-    from .results import validate
+def validate_cmd(
+    scenario: Path = typer.Argument(..., help="Scenario TOML file."),
+    force: bool = typer.Option(False, "--force", help="Build the scenario even when the memory estimate exceeds the memory available."),
+) -> None:
+    """Parse and check a scenario without running it, and print what it will hold (memory estimate)."""
+    from .results import estimate, validate
 
+    _check_memory([(str(scenario), estimate(scenario))], force, show=True)
     validate(scenario)
     console.print(f"ok: {scenario}")
 
@@ -236,12 +280,22 @@ def sweep_cmd(
     jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
     out: Path = typer.Option(Path("results/sweep"), "-o", "--out", help="Results folder (runs are cached here)."),
     set_: List[str] = typer.Option([], "--set", help="Override a key of the base scenario."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Every combination of the grid × seeds, on all cores; one table with mean and 95% CI across seeds."""
+    import itertools
+    import os
+
+    from .results import estimate
     from .sweep import ProcessRunner, parse_grid, sweep
 
     sc = override(FileScenario.open(base), _sets(set_))
     g = dict(parse_grid(s) for s in grid)
+    # Every combination is counted before any is built; the runs that share the machine at once must fit.
+    base_dir = str(base.resolve().parent)
+    combos = [dict(zip(g, c)) for c in itertools.product(*g.values())]
+    ests = [(f"{base} " + " ".join(f"{k}={v}" for k, v in c.items()), estimate(override(sc, c), base_dir)) for c in combos]
+    _check_memory(ests, force, at_once=min(jobs or os.cpu_count() or 1, len(combos) * (seeds or 1)))
     t0 = time.perf_counter()
     runs, agg = sweep(
         sc, g, seeds=seeds, out=out, runner=ProcessRunner(jobs or None), base_dir=str(base.resolve().parent),

@@ -17,7 +17,7 @@ from . import _core
 from .scenario import FileScenario, ScenarioError, read_text
 from .tables import TABLES, empty, frame, schema
 
-__all__ = ["DamagedResult", "Interrupted", "Result", "TABLES", "load", "run", "schema", "summary", "validate"]
+__all__ = ["DamagedResult", "Interrupted", "Result", "TABLES", "estimate", "load", "run", "schema", "summary", "validate"]
 
 Scenario = str | Path | Mapping[str, Any] | FileScenario
 
@@ -113,6 +113,15 @@ def validate(scenario: Scenario, base_dir: str | Path | None = None) -> None:
     """Parse and check a scenario without running it; raises ConfigError naming the field."""
     src, base, overrides = _source(scenario, base_dir)
     _core.validate(src, base, overrides)
+
+
+def estimate(scenario: Scenario, base_dir: str | Path | None = None) -> dict:
+    """What a scenario will hold, counted by the core before anything is built: counts (`hosts`,
+    `ports`, `flows`, `queue_samples`, …), `bytes` in all, `parts` ([(structure, bytes)], largest
+    first), `text` for people, and `limit` (None, or (field, message) of what the engine cannot hold
+    whatever the memory). Raises ConfigError for a bad scenario."""
+    src, base, overrides = _source(scenario, base_dir)
+    return _core.estimate(src, base, overrides)
 
 
 def run(

@@ -5,7 +5,8 @@
 //! declaration (`records/tables.rs`); nothing here names a column.
 
 use dcnlab_sim::records::{Column, ColumnData, TABLES};
-use dcnlab_sim::Sim;
+use dcnlab_sim::sim::estimate::Estimate;
+use dcnlab_sim::{Scenario, Sim};
 use numpy::IntoPyArray;
 use pyo3::create_exception;
 use dcnlab_sim::config::source;
@@ -41,10 +42,14 @@ fn value_err(what: &str, e: impl std::fmt::Display) -> PyErr {
     config_err(dcnlab_sim::ConfigError::new("", format!("{what}: {e}")))
 }
 
-/// The simulation of a scenario: TOML text (the user's file, with `overrides` written into it so that
-/// errors name the user's lines) or a mapping (read as a TOML value). An override's value is a string
-/// in the command line's rule (TOML syntax, else a bare string) or any other Python value as it is.
-fn build(scenario: &Bound<'_, PyAny>, base_dir: Option<&str>, overrides: Option<Vec<(String, Bound<'_, PyAny>)>>) -> PyResult<Sim> {
+/// A scenario: TOML text (the user's file, with `overrides` written into it so that errors name the
+/// user's lines) or a mapping (read as a TOML value), with its effective text. An override's value is a
+/// string in the command line's rule (TOML syntax, else a bare string) or any other Python value as it is.
+fn scenario_of(
+    scenario: &Bound<'_, PyAny>,
+    base_dir: Option<&str>,
+    overrides: Option<Vec<(String, Bound<'_, PyAny>)>>,
+) -> PyResult<(Scenario, String)> {
     let mut ov = Vec::new();
     for (k, v) in overrides.unwrap_or_default() {
         let value = match v.extract::<String>() {
@@ -56,19 +61,28 @@ fn build(scenario: &Bound<'_, PyAny>, base_dir: Option<&str>, overrides: Option<
         };
         ov.push((k, value));
     }
-    let base = base_dir.map(std::path::Path::new);
-    let sim = if let Ok(text) = scenario.extract::<String>() {
-        Sim::from_text(&text, &ov, base)
+    let (mut sc, full) = if let Ok(text) = scenario.extract::<String>() {
+        source::scenario(&text, &ov)
     } else {
         let table: toml::Table = depythonize(scenario).map_err(|e| value_err("this scenario cannot be read as TOML", e))?;
         if ov.is_empty() {
-            Sim::from_value(table, base)
+            source::scenario_from_value(table)
         } else {
             let text = toml::to_string(&table).map_err(|e| value_err("this scenario cannot be written as TOML", e))?;
-            Sim::from_text(&text, &ov, base)
+            source::scenario(&text, &ov)
         }
-    };
-    sim.map_err(config_err)
+    }
+    .map_err(config_err)?;
+    if let Some(b) = base_dir {
+        sc.resolve_paths(std::path::Path::new(b));
+    }
+    Ok((sc, full))
+}
+
+/// The simulation of a scenario (see `scenario_of`), its `meta.config_hash` from the effective text.
+fn build(scenario: &Bound<'_, PyAny>, base_dir: Option<&str>, overrides: Option<Vec<(String, Bound<'_, PyAny>)>>) -> PyResult<Sim> {
+    let (sc, full) = scenario_of(scenario, base_dir, overrides)?;
+    Sim::from_scenario(&sc, &full).map_err(config_err)
 }
 
 /// Parse and validate a scenario (TOML text or a mapping) without running it. `base_dir` resolves
@@ -80,9 +94,59 @@ fn validate(scenario: &Bound<'_, PyAny>, base_dir: Option<&str>, overrides: Opti
     Ok(())
 }
 
+/// What a scenario will hold, counted before anything is built (the core's `sim::estimate`): a dict of
+/// counts (`hosts`, `switches`, `ports`, `flows`, `queue_samples`, …), `bytes` in all, `parts` (a list of
+/// (structure, bytes), largest first), `text` (the same for people), and `limit`: None, or the error
+/// (`field`, `message`) the engine would stop at whatever the memory. A bad scenario raises ConfigError.
+#[pyfunction]
+#[pyo3(signature = (scenario, base_dir=None, overrides=None))]
+fn estimate(
+    py: Python<'_>,
+    scenario: &Bound<'_, PyAny>,
+    base_dir: Option<&str>,
+    overrides: Option<Vec<(String, Bound<'_, PyAny>)>>,
+) -> PyResult<PyObject> {
+    let (sc, _) = scenario_of(scenario, base_dir, overrides)?;
+    let e = Estimate::count(&sc).map_err(config_err)?;
+    let d = PyDict::new_bound(py);
+    let counts = [
+        ("hosts", e.hosts),
+        ("switches", e.switches),
+        ("links", e.links),
+        ("ports", e.ports),
+        ("route_next_hops", e.route_next_hops),
+        ("routing_steps", e.routing_steps),
+        ("flows", e.flows),
+        ("open_flows", e.open_flows),
+        ("queue_samples", e.queue_samples),
+        ("link_samples", e.link_samples),
+        ("trace_samples", e.trace_samples),
+        ("packets", e.packets),
+        ("events", e.events),
+        ("bytes", e.bytes),
+    ];
+    for (k, v) in counts {
+        d.set_item(k, v)?;
+    }
+    d.set_item("duration_us", e.duration as f64 / US)?;
+    d.set_item("parts", e.parts.clone())?;
+    d.set_item("text", e.describe())?;
+    match e.limits(&sc) {
+        Ok(()) => d.set_item("limit", py.None())?,
+        Err(err) => d.set_item("limit", (err.field.clone(), err.to_string()))?,
+    }
+    Ok(d.into())
+}
+
+/// The memory available for a new run in bytes (`MemAvailable`), or None where the system does not say.
+#[pyfunction]
+fn available_memory() -> Option<u64> {
+    dcnlab_sim::sim::estimate::available_memory()
+}
+
 /// Run a scenario (TOML text or a mapping; `overrides` = [(dotted key, value)]) with the GIL released,
-/// in slices of simulated time of about 30 ms of wall time each. `progress(sim_time_us, flows_finished, flows_started, events)` is called at
-/// most every `progress_every_s` seconds of wall time and once at the end. Ctrl-C stops the run within a
+/// in slices of simulated time of about 30 ms of wall time each. `progress(sim_time_us, flows_finished,
+/// flows_started, events)` is called at most every `progress_every_s` seconds of wall time and once at the end. Ctrl-C stops the run within a
 /// slice: the records so far are raised as `Interrupted(records)` (a KeyboardInterrupt) with
 /// `meta.interrupted` set.
 #[pyfunction]
@@ -204,6 +268,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rate_bps, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(table_meanings, m)?)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;

@@ -15,6 +15,17 @@ pub const US: Time = 1_000_000;
 pub const MS: Time = 1_000_000_000;
 pub const SEC: Time = 1_000_000_000_000;
 
+/// The latest time a scenario may name: 2⁶² ps (about 53 days). The clock is a 64-bit count of
+/// picoseconds, and the engine adds a configured time (a delay, an interval, a timeout) to `now`, which
+/// never passes the stop time: two such times always add up without overflow.
+pub const MAX_TIME: Time = 1 << 62;
+/// The largest size a scenario may name: 2⁶⁰ bytes (1 EiB; `"inf"` is an unlimited flow). Sizes get
+/// headers added and are turned into bits; this leaves room for both in 64 bits.
+pub const MAX_BYTES: u64 = 1 << 60;
+/// The largest count of packets a size may name (`"…pkt"`): 10¹², so that × the largest MTU (65 000 B)
+/// stays far inside 64 bits.
+pub const MAX_PACKETS: u64 = 1_000_000_000_000;
+
 /// Split `"1.5ms"` into ("1.5", "ms").
 fn split_number(s: &str) -> (&str, &str) {
     let idx = s
@@ -65,7 +76,10 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
         u => return Err(format!("unknown time unit `{u}` in `{s}`; use one of ps, ns, us, ms, s")),
     };
     let v = scaled(num, scale as u128).map_err(|e| format!("bad time `{s}`: {e}"))?;
-    u64::try_from(v).map_err(|_| format!("time `{s}` is too large"))
+    if v > MAX_TIME as u128 {
+        return Err(format!("time `{s}` is too large: at most {}s (2^62 ps, about 53 days)", MAX_TIME / SEC));
+    }
+    Ok(v as Time)
 }
 
 /// Rate in bits per second.
@@ -101,7 +115,8 @@ impl Size {
     pub fn bytes(self, mtu: u64) -> u64 {
         match self {
             Size::Bytes(b) => b,
-            Size::Packets(p) => p * mtu,
+            // Within MAX_PACKETS × a valid MTU this never saturates.
+            Size::Packets(p) => p.saturating_mul(mtu),
             Size::Inf => u64::MAX,
         }
     }
@@ -123,13 +138,19 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
         "GiB" => 1 << 30,
         "pkt" | "pkts" => {
             let v = scaled(num, 1).map_err(|e| format!("bad size `{s}`: {e}"))?;
+            if v > MAX_PACKETS as u128 {
+                return Err(format!("size `{s}` is too large: at most {MAX_PACKETS} packets"));
+            }
             return Ok(Size::Packets(v as u64));
         }
         "" => return Err(format!("`{s}` has no unit; use one of B, KB, MB, GB, KiB, MiB, GiB, pkt (e.g. \"100KB\")")),
         u => return Err(format!("unknown size unit `{u}` in `{s}`; use one of B, KB, MB, GB, KiB, MiB, GiB, pkt")),
     };
     let v = scaled(num, scale as u128).map_err(|e| format!("bad size `{s}`: {e}"))?;
-    Ok(Size::Bytes(u64::try_from(v).map_err(|_| format!("size `{s}` is too large"))?))
+    if v > MAX_BYTES as u128 {
+        return Err(format!("size `{s}` is too large: at most 1EiB (2^60 bytes); write \"inf\" for an unlimited flow"));
+    }
+    Ok(Size::Bytes(v as u64))
 }
 
 fn bare_number(v: &str, what: &str, hint: String) -> String {
@@ -200,6 +221,16 @@ mod tests {
         assert!(parse_rate("0Gbps").is_err());
         assert!(parse_size("-5KB").is_err());
         assert!(parse_time("1.0001ps").is_err());
+        // The limits: the largest accepted values, and one past them.
+        assert_eq!(parse_time("4611686s").unwrap(), 4_611_686 * SEC);
+        assert!(parse_time("4611687s").unwrap_err().contains("at most 4611686s"));
+        assert!(parse_time("20000000s").unwrap_err().contains("too large"));
+        assert_eq!(parse_size("1000000000000pkt").unwrap(), Size::Packets(MAX_PACKETS));
+        assert!(parse_size("1000000000001pkt").unwrap_err().contains("at most 1000000000000 packets"));
+        assert!(parse_size("99999999999999999999999pkt").unwrap_err().contains("too large"));
+        assert_eq!(parse_size("1024GiB").unwrap(), Size::Bytes(1 << 40));
+        assert!(parse_size("1152921504606846977B").unwrap_err().contains("1EiB"));
+        assert_eq!(Size::Packets(MAX_PACKETS).bytes(65_000), 65_000_000_000_000_000);
     }
     #[test]
     fn tx_time() {

@@ -5,6 +5,7 @@
 //! hundred cases; `PROPTEST_CASES=20000 cargo test --release --test fuzz` runs a long session.
 
 use dcnlab_sim::config::source::{apply, parse_value};
+use dcnlab_sim::sim::estimate::Estimate;
 use dcnlab_sim::{Scenario, Sim};
 use proptest::prelude::*;
 
@@ -156,23 +157,16 @@ fn exercise(text: &str) {
     if sc.validate().is_err() {
         return;
     }
-    // Building a scenario the fuzzer blew up to millions of hosts or flows is the memory estimate's job
-    // (the CLI refuses it before building); here only scenarios of modest size are built and run.
-    if too_big(text) {
+    // What the CLI does first: count what the scenario will hold, refuse what the engine cannot (errors,
+    // not panics). Only scenarios of modest size are then built and run here.
+    let Ok(est) = Estimate::of(&sc) else { return };
+    if est.bytes > 300_000_000 || est.hosts > 500 || est.flows > 20_000 || est.events > 50_000_000 {
         return;
     }
     if let Ok(mut sim) = Sim::new(&sc) {
         let _ = sim.run_until(300_000_000); // 300 µs
         let _ = sim.finish(0.0, 0.0);
     }
-}
-
-/// Whether an edit made the scenario too large to build and run here: a number above 500 anywhere (hosts,
-/// flows, repeats), or a sampling interval in picoseconds or nanoseconds.
-fn too_big(text: &str) -> bool {
-    let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'));
-    text.lines().any(|l| l.contains("interval") && (l.contains("ps\"") || l.contains("ns\"")))
-        || words.into_iter().any(|w| w.parse::<f64>().is_ok_and(|n| n > 500.0))
 }
 
 /// 1000 cases per property by default (seconds); `PROPTEST_CASES=N` for a longer session.

@@ -1,11 +1,14 @@
-//! `dcnlab-sim run SCENARIO.toml [-o DIR]` / `dcnlab-sim validate SCENARIO.toml`: the Rust core alone.
-//! The user-facing CLI is the Python `dcnlab`; this binary is for benchmarks and for Rust-only use.
+//! `dcnlab-sim run SCENARIO.toml [-o DIR] [--force]` / `dcnlab-sim validate SCENARIO.toml [--force]`: the
+//! Rust core alone. Both print the memory estimate first and refuse a scenario whose estimate exceeds the
+//! machine's available memory unless `--force`. The user-facing CLI is the Python `dcnlab`; this binary
+//! is for benchmarks and for Rust-only use.
 
+use dcnlab_sim::sim::estimate::{available_memory, human, Estimate};
 use dcnlab_sim::{Scenario, Sim};
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: dcnlab-sim run SCENARIO.toml [-o DIR] | dcnlab-sim validate SCENARIO.toml");
+    eprintln!("usage: dcnlab-sim run SCENARIO.toml [-o DIR] [--force] | dcnlab-sim validate SCENARIO.toml [--force]");
     ExitCode::from(2)
 }
 
@@ -16,12 +19,17 @@ fn main() -> ExitCode {
     }
     let (cmd, path) = (&args[0], &args[1]);
     let mut out = None;
+    let mut force = false;
     let mut i = 2;
     while i < args.len() {
         match args[i].as_str() {
             "-o" | "--out" if i + 1 < args.len() => {
                 out = Some(args[i + 1].clone());
                 i += 2;
+            }
+            "--force" => {
+                force = true;
+                i += 1;
             }
             other => {
                 eprintln!("error: unknown option `{other}`");
@@ -36,6 +44,31 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if cmd != "validate" && cmd != "run" {
+        return usage();
+    }
+    let est = match Estimate::count(&sc) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    eprintln!("estimate: {}", est.describe());
+    if let Err(e) = est.limits(&sc) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    if let Some(avail) = available_memory() {
+        if est.bytes > avail && !force {
+            eprintln!(
+                "error: the scenario needs about {} but {} is available; make it smaller, or pass --force to try anyway",
+                human(est.bytes),
+                human(avail)
+            );
+            return ExitCode::from(2);
+        }
+    }
     match cmd.as_str() {
         "validate" => match Sim::new(&sc).map(|_| ()) {
             Ok(()) => {

@@ -574,6 +574,10 @@ impl Scenario {
                 return Err(ConfigError::new("record.sample_until", "must be later than record.sample_from"));
             }
         }
+        if let Some(i) = s.record.trace_flows.iter().position(|&f| f >= crate::workload::MAX_FLOWS) {
+            let msg = format!("flow ids are 32-bit, below {}; trace a flow the traffic defines", crate::workload::MAX_FLOWS);
+            return Err(ConfigError::new(format!("record.trace_flows[{i}]"), msg));
+        }
         if s.record.trace_interval.0 == 0 {
             return Err(ConfigError::new("record.trace_interval", "must be greater than zero"));
         }

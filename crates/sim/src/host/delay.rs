@@ -164,6 +164,12 @@ impl DelaySampler {
                 })?;
                 let cdf = crate::workload::Cdf::parse(path, &text)
                     .map_err(|e| ConfigError::new("host.extra_delay.path", format!("delay CDF `{path}`: {e}")))?;
+                // Values are microseconds; the largest must be a time the clock can hold.
+                let max_us = cdf.points.iter().map(|p| p.0).fold(0.0, f64::max);
+                if !(max_us * 1e6 <= crate::units::MAX_TIME as f64) {
+                    let msg = format!("delay CDF `{path}`: its largest delay, {max_us} µs, is past the clock's 2^62 ps (53 days)");
+                    return Err(ConfigError::new("host.extra_delay.path", msg));
+                }
                 DelayKind::Cdf(cdf.points)
             }
         };

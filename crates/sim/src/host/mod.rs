@@ -64,39 +64,9 @@ impl Sim {
     pub(crate) fn start_flow(&mut self, f: NewFlow) {
         let now = self.now();
         let flow_id = self.rec.flows.len() as u32;
-        let hash = (mix64(self.seed() ^ ((f.src as u64) << 32 | f.dst as u64) ^ mix64(flow_id as u64 + 1)) >> 32) as u32;
-        let rhash = (mix64(hash as u64 ^ 0x5EED) >> 32) as u32;
-        let h = &mut self.hosts;
-        let (dd, da) = match &h.delay {
-            None => (0, 0),
-            Some((sampler, per, applies_to)) => {
-                let (ds, dr) = match per {
-                    DelayPer::Flow => {
-                        let d = sampler.draw(&mut h.delay_rng);
-                        (d, d)
-                    }
-                    DelayPer::Host => (h.hosts[f.src as usize].delay, h.hosts[f.dst as usize].delay),
-                };
-                (ds, if *applies_to == AppliesTo::All { dr } else { 0 })
-            }
-        };
+        let (row, hash, rhash, dd, da) = self.flow_row(&f, flow_id, now);
         let params = self.hosts.transports[f.transport as usize];
-        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da, &params);
-        self.rec.flows.push(FlowRow {
-            flow_id,
-            src: f.src,
-            dst: f.dst,
-            size: f.size,
-            tag: f.tag,
-            transport: f.transport,
-            start: now,
-            finish: None,
-            ideal_fct: ideal,
-            standalone_fct: standalone,
-            base_rtt,
-            retransmits: 0,
-            timeouts: 0,
-        });
+        self.rec.flows.push(row);
         self.work.active_flows += 1;
         if self.obs.trace_tags.contains(&f.tag) {
             self.obs.trace_flows.push(flow_id);
@@ -134,6 +104,58 @@ impl Sim {
         self.hosts.slots[sid as usize].conn.start(now, &mut out);
         self.flush(sid, &mut out);
         self.hosts.outbox = out;
+    }
+
+    /// A flow's record row as it starts at `start` with id `flow_id` (ideal FCT, base RTT), with its ECMP
+    /// hashes and extra delays (drawn here, in start order, from the delay stream).
+    fn flow_row(&mut self, f: &NewFlow, flow_id: u32, start: Time) -> (FlowRow, u32, u32, Time, Time) {
+        let hash = (mix64(self.seed() ^ ((f.src as u64) << 32 | f.dst as u64) ^ mix64(flow_id as u64 + 1)) >> 32) as u32;
+        let rhash = (mix64(hash as u64 ^ 0x5EED) >> 32) as u32;
+        let h = &mut self.hosts;
+        let (dd, da) = match &h.delay {
+            None => (0, 0),
+            Some((sampler, per, applies_to)) => {
+                let (ds, dr) = match per {
+                    DelayPer::Flow => {
+                        let d = sampler.draw(&mut h.delay_rng);
+                        (d, d)
+                    }
+                    DelayPer::Host => (h.hosts[f.src as usize].delay, h.hosts[f.dst as usize].delay),
+                };
+                (ds, if *applies_to == AppliesTo::All { dr } else { 0 })
+            }
+        };
+        let params = self.hosts.transports[f.transport as usize];
+        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da, &params);
+        let row = FlowRow {
+            flow_id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            tag: f.tag,
+            transport: f.transport,
+            start,
+            finish: None,
+            ideal_fct: ideal,
+            standalone_fct: standalone,
+            base_rtt,
+            retransmits: 0,
+            timeouts: 0,
+        };
+        (row, hash, rhash, dd, da)
+    }
+
+    /// At the end of a run, the flows the scenario defines that never started (the run stopped before
+    /// their start time, or a closed-loop entry was still waiting) become unfinished rows with the start
+    /// time the traffic gave them, in start order after the flows that ran.
+    pub(crate) fn record_unstarted(&mut self) {
+        let mut pending: Vec<NewFlow> = self.work.sources.iter_mut().flat_map(|e| e.unstarted()).collect();
+        pending.sort_by_key(|f| (f.start, f.entry));
+        for f in pending {
+            let flow_id = self.rec.flows.len() as u32;
+            let (row, ..) = self.flow_row(&f, flow_id, f.start);
+            self.rec.flows.push(row);
+        }
     }
 
     /// Turn what connection `sid` asked to send into packets and send them.

@@ -60,10 +60,11 @@ impl Topo {
                 positive(*right, "topology.right", 1)?;
                 let hl = spec(host_link, "topology.host_link")?;
                 let bl = spec(bottleneck_link, "topology.bottleneck_link")?;
-                t.hosts(left + right);
+                let n = left.checked_add(*right).ok_or_else(|| ConfigError::new("topology.right", "left + right is more than 2^32 hosts"))?;
+                t.hosts(n);
                 let a = t.switch("left");
                 let b = t.switch("right");
-                for h in 0..left + right {
+                for h in 0..n {
                     t.links.push((h, if h < *left { a } else { b }, hl));
                     t.rack.push(None);
                 }
@@ -73,12 +74,16 @@ impl Topo {
                 positive(*spines, "topology.spines", 1)?;
                 positive(*leaves, "topology.leaves", 1)?;
                 positive(*hosts_per_leaf, "topology.hosts_per_leaf", 1)?;
-                if leaves * hosts_per_leaf < 2 {
+                let Some(n) = leaves.checked_mul(*hosts_per_leaf) else {
+                    let msg = format!("{leaves} leaves × {hosts_per_leaf} hosts per leaf is more than {} hosts; use fewer", u32::MAX);
+                    return Err(ConfigError::new("topology.hosts_per_leaf", msg));
+                };
+                if n < 2 {
                     return Err(ConfigError::new("topology.hosts_per_leaf", "the fabric needs at least 2 hosts"));
                 }
                 let hl = spec(host_link, "topology.host_link")?;
                 let fl = spec(fabric_link, "topology.fabric_link")?;
-                t.hosts(leaves * hosts_per_leaf);
+                t.hosts(n);
                 let leaf0 = t.n_nodes();
                 for i in 0..*leaves {
                     t.switch(&format!("leaf{i}"));
@@ -95,7 +100,7 @@ impl Topo {
                     for j in 0..*spines {
                         t.links.push((leaf0 + i, spine0 + j, fl));
                     }
-                    t.rack_uplink.push(*spines as u64 * fl.rate);
+                    t.rack_uplink.push((*spines as u64).saturating_mul(fl.rate));
                 }
             }
             Topology::FatTree { k, link } => {

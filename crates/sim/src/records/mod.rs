@@ -5,6 +5,8 @@
 //! sampling itself is in `sim/sample.rs`.
 
 mod ideal;
+#[cfg(test)]
+mod ideal_tests;
 pub mod schema;
 mod tables;
 #[cfg(test)]

@@ -32,9 +32,9 @@ const QUEUE: &str = "Queue of the port (its priority / DWRR class).";
 
 impl Row for FlowRow {
     const NAME: &'static str = "flows";
-    const MEANING: &'static str = "One row per flow started, finished or not (unfinished flows have `finished = false` and NaN times).";
+    const MEANING: &'static str = "One row per flow the scenario defines, finished or not (unfinished flows have `finished = false` and NaN times), including flows that never started because the run stopped first (their `start_us` is when they were due).";
     const COLUMNS: &'static [Col<Self>] = &[
-        col("flow_id", Int, "", "The flow's number, in the order flows start (from 0).", |r, _| Cell::Int(r.flow_id as i64)),
+        col("flow_id", Int, "", "The flow's number, in the order flows start (from 0); flows that never started come last.", |r, _| Cell::Int(r.flow_id as i64)),
         col("src", Int, "", "Sending host, numbered from 0 in the order the topology lists hosts.", |r, _| Cell::Int(r.src as i64)),
         col("dst", Int, "", "Receiving host, numbered as `src`.", |r, _| Cell::Int(r.dst as i64)),
         col("size", Float, "bytes", "Payload bytes; inf for a long-lived flow.", |r, _| Cell::Size(r.size)),
@@ -48,7 +48,7 @@ impl Row for FlowRow {
             "ideal_fct_us",
             Float,
             "us",
-            "The flow alone on the empty network, on its actual path (conventions.md); long-lived flows: +inf in DataFrames, 18446744073709.55 in the CSV.",
+            "The flow alone on the empty network, on its actual path (conventions.md); with `ecmp = \"packet\"` over several paths, a lower bound: the sender's and receiver's links serialise every packet, the fabric between them costs only its least latency; long-lived flows: +inf in DataFrames, 18446744073709.55 in the CSV.",
             |r, _| Cell::UsOrInf(r.ideal_fct),
         ),
         col(

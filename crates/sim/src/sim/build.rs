@@ -31,31 +31,17 @@ impl Sim {
         Ok(s)
     }
 
-    /// Build from the user's TOML text with overrides written into it (`config::source`), relative paths
-    /// taken from `base`; errors name the user's lines.
-    pub fn from_text(text: &str, overrides: &[(String, toml_edit::Value)], base: Option<&std::path::Path>) -> Result<Sim, ConfigError> {
-        let (mut sc, full) = crate::config::source::scenario(text, overrides)?;
-        if let Some(b) = base {
-            sc.resolve_paths(b);
-        }
-        let mut s = Sim::new(&sc)?;
-        s.config_hash = crate::config::source::hash(&full);
-        Ok(s)
-    }
-
-    /// Build from a scenario given as a TOML value (a mapping built in code).
-    pub fn from_value(v: toml::Table, base: Option<&std::path::Path>) -> Result<Sim, ConfigError> {
-        let (mut sc, full) = crate::config::source::scenario_from_value(v)?;
-        if let Some(b) = base {
-            sc.resolve_paths(b);
-        }
-        let mut s = Sim::new(&sc)?;
-        s.config_hash = crate::config::source::hash(&full);
+    /// Build a scenario whose effective TOML text is `text` (for `meta.config_hash`; `config::source`
+    /// makes both from the user's text and overrides, or from a mapping).
+    pub fn from_scenario(sc: &Scenario, text: &str) -> Result<Sim, ConfigError> {
+        let mut s = Sim::new(sc)?;
+        s.config_hash = crate::config::source::hash(text);
         Ok(s)
     }
 
     pub fn new(sc: &Scenario) -> Result<Sim, ConfigError> {
-        sc.validate()?;
+        // Checked and counted before anything is built: what the engine's indexes cannot hold fails here.
+        super::estimate::Estimate::of(sc)?;
         let topo = Topo::build(&sc.topology)?;
         let (transports, transport_of) = sc.transports()?;
         let net = build_net(sc, &topo)?;

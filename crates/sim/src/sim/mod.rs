@@ -5,6 +5,9 @@
 //! `net/switch.rs` (routing, buffer admission) → … → `host/mod.rs` (delivery to the transport).
 
 mod build;
+pub mod estimate;
+#[cfg(test)]
+mod estimate_tests;
 mod sample;
 
 use crate::aqm::Aqm;

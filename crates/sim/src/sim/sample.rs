@@ -83,8 +83,10 @@ impl Sim {
         self.push(now + self.obs.trace_interval, Ev::Trace);
     }
 
-    /// Close the run: fill counters of unfinished flows, conservation, metadata.
+    /// Close the run: fill counters of unfinished flows, rows of flows that never started, conservation,
+    /// metadata.
     pub fn finish(mut self, wall_s: f64, cpu_s: f64) -> Records {
+        let done = crate::engine::Model::done(&self);
         for s in self.hosts.slots.iter().filter(|s| s.live) {
             let f = &mut self.rec.flows[s.flow as usize];
             (f.retransmits, f.timeouts) = s.conn.losses();
@@ -132,7 +134,7 @@ impl Sim {
         if let Some(w) = self.obs.queue_stream.as_mut() {
             w.flush().ok();
         }
-        let done = crate::engine::Model::done(&self);
+        self.record_unstarted();
         let m = &mut self.rec.meta;
         m.conservation.in_flight_packets = in_flight.0;
         m.conservation.in_flight_bytes = in_flight.1;

@@ -37,6 +37,10 @@ impl super::Kind for Cfg {
         Ok(())
     }
 
+    fn flow_count(&self, _n_hosts: u64) -> Option<u64> {
+        Some(self.list.len() as u64)
+    }
+
     /// The flows in start order (a stable sort: equal starts keep the list's order).
     fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
         let (hosts, mtu, tags) = (b.hosts, b.mtu, &mut *b.tags);

@@ -4,7 +4,7 @@
 
 use super::{HostSet, NewFlow, Source};
 use crate::config::kind::ConfigError;
-use crate::units::{Bytes, Dur};
+use crate::units::{Bytes, Dur, MAX_TIME, SEC};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -49,7 +49,17 @@ impl super::Kind for Cfg {
         if self.repeat == 0 {
             return Err(ConfigError::new(f("repeat"), "must be at least 1"));
         }
+        // The last burst must be a time the clock can hold: at + (repeat − 1) × period.
+        let last = (self.repeat as u128 - 1) * self.period.map_or(0, |p| p.0) as u128 + self.at.0 as u128;
+        if last > MAX_TIME as u128 {
+            let msg = format!("the last burst, at + (repeat − 1) × period, is past {}s (the clock's 2^62 ps); lower repeat or period", MAX_TIME / SEC);
+            return Err(ConfigError::new(f("repeat"), msg));
+        }
         Ok(())
+    }
+
+    fn flow_count(&self, _n_hosts: u64) -> Option<u64> {
+        Some(self.flows.unwrap_or(self.senders.0.len() as u32) as u64 * self.repeat as u64)
     }
 
     fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {

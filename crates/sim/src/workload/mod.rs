@@ -122,6 +122,17 @@ impl Entry {
         f
     }
 
+    /// Every flow the entry still holds, in start order (a run's end): the rest of its list, or the
+    /// rest of its Poisson count drawn as the process would have drawn them; never a flow at or after
+    /// the entry's `active.stop`, which the scenario does not define.
+    pub fn unstarted(&mut self) -> Vec<NewFlow> {
+        let mut v = Vec::new();
+        while self.peek().is_some() {
+            v.push(self.pop());
+        }
+        v
+    }
+
     /// One of this entry's flows finished; returns true when a waiting flow may now start.
     pub fn finished(&mut self) -> bool {
         self.in_flight -= 1;
@@ -154,6 +165,7 @@ pub fn build(
     transport_of: &[u16],
 ) -> Result<Workload, ConfigError> {
     let mut w = Workload::default();
+    let mut total = 0u64;
     for (i, t) in traffic.iter().enumerate() {
         let rng = rng::stream(seed, "traffic", i as u64);
         let mut source = t.kind.inner().build(&format!("traffic[{i}]"), &mut Build { rng, hosts, mtu, tags })?;
@@ -163,9 +175,18 @@ pub fn build(
             Source::Poisson(p) => {
                 if start > p.start {
                     // Arrivals begin at the window's start: shift the whole process.
-                    p.next_time += start - p.start;
+                    p.next_time = p.next_time.saturating_add(start - p.start);
                 }
             }
+        }
+        // Flow ids are 32-bit: the flows of every entry together must number at most 2^32. (The memory
+        // estimate counts them before building where the config tells; a file's rows are known here.)
+        total = total.saturating_add(match &source {
+            Source::List { flows, .. } => flows.len() as u64,
+            Source::Poisson(p) => p.remaining,
+        });
+        if total > MAX_FLOWS {
+            return Err(too_many_flows(&format!("traffic[{i}]"), total));
         }
         w.sources.push(Entry {
             source,
@@ -178,6 +199,16 @@ pub fn build(
         });
     }
     Ok(w)
+}
+
+/// Flow ids are `u32`: a run has at most this many flows.
+pub const MAX_FLOWS: u64 = 1 << 32;
+
+/// The error for a scenario whose traffic defines more flows than there are flow ids; `field` is the
+/// entry where the count passes the limit.
+pub fn too_many_flows(field: &str, total: u64) -> ConfigError {
+    let msg = format!("the traffic defines {total} flows by here, more than the {MAX_FLOWS} flow ids (32-bit); define fewer flows or split the run");
+    ConfigError::new(field, msg)
 }
 
 /// Interned flow tags: id 0 is the empty tag.
@@ -307,6 +338,12 @@ impl Traffic {
     pub fn resolve_paths(&mut self, fix: &dyn Fn(&mut String)) {
         self.kind.inner_mut().resolve_paths(fix)
     }
+
+    /// Flows the entry defines on `n_hosts` hosts, if its config tells without building (see
+    /// [`Kind::flow_count`]).
+    pub fn flow_count(&self, n_hosts: u64) -> Option<u64> {
+        self.kind.inner().flow_count(n_hosts)
+    }
 }
 
 fn zero_time() -> Dur {
@@ -330,6 +367,12 @@ pub trait Kind {
     }
     /// Apply `fix` (relative → the scenario file's folder) to the files this kind reads.
     fn resolve_paths(&mut self, _fix: &dyn Fn(&mut String)) {}
+    /// How many flows the entry defines on `n_hosts` hosts, counted without making them (the memory
+    /// estimate and the 32-bit flow ids need it before anything is built); `None` when only building
+    /// tells (a file's rows).
+    fn flow_count(&self, _n_hosts: u64) -> Option<u64> {
+        None
+    }
     /// The entry's source; `field` is the entry's path for errors.
     fn build(&self, field: &str, b: &mut Build) -> Result<Source, ConfigError>;
 }

@@ -26,6 +26,10 @@ impl super::Kind for Cfg {
         super::check_size(&self.size, &format!("{field}.size"))
     }
 
+    fn flow_count(&self, n_hosts: u64) -> Option<u64> {
+        Some(n_hosts)
+    }
+
     fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
         let (mut rng, hosts, mtu, tags) = (b.rng.clone(), b.hosts, b.mtu, &mut *b.tags);
         let n = hosts.n_hosts;

@@ -61,6 +61,10 @@ impl super::Kind for Cfg {
         }
     }
 
+    fn flow_count(&self, _n_hosts: u64) -> Option<u64> {
+        Some(self.flows)
+    }
+
     fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
         let (rng, hosts, tags) = (b.rng.clone(), b.hosts, &mut *b.tags);
         let f = |k: &str| format!("{field}.{k}");
@@ -70,8 +74,8 @@ impl super::Kind for Cfg {
         let fabric_only = self.load_reference == LoadReference::Fabric;
         let cap: u64 = match self.load_reference {
             LoadReference::Access => {
-                let a: u64 = src.iter().map(|&h| hosts.host_rate[h as usize]).sum();
-                let b: u64 = dst.iter().map(|&h| hosts.host_rate[h as usize]).sum();
+                let sum = |v: &[u32]| v.iter().fold(0u64, |a, &h| a.saturating_add(hosts.host_rate[h as usize]));
+                let (a, b) = (sum(&src), sum(&dst));
                 a.min(b)
             }
             LoadReference::Fabric => {
@@ -85,7 +89,7 @@ impl super::Kind for Cfg {
                     let mut r: Vec<u32> = v.iter().map(|&h| hosts.rack[h as usize].unwrap()).collect();
                     r.sort();
                     r.dedup();
-                    r.iter().map(|&r| hosts.rack_uplink[r as usize]).sum::<u64>()
+                    r.iter().fold(0u64, |a, &r| a.saturating_add(hosts.rack_uplink[r as usize]))
                 };
                 racks(&src).min(racks(&dst))
             }
@@ -119,7 +123,7 @@ impl super::Kind for Cfg {
             offered_bytes: 0,
         };
         let g = p.draw_gap();
-        p.next_time = self.start.0 + g;
+        p.next_time = self.start.0.saturating_add(g);
         Ok(Source::Poisson(p))
     }
 }

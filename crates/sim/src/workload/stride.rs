@@ -29,6 +29,10 @@ impl super::Kind for Cfg {
         Ok(())
     }
 
+    fn flow_count(&self, n_hosts: u64) -> Option<u64> {
+        Some(n_hosts)
+    }
+
     /// The stride must not map a host onto itself, which needs the host count.
     fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
         let (hosts, mtu, tags) = (b.hosts, b.mtu, &mut *b.tags);

@@ -6,6 +6,9 @@ use crate::net::packet::HEADER_BYTES;
 use crate::units::{Bytes, Dur, Size, Time, MS, SEC};
 use serde::Deserialize;
 
+/// The largest `max_rto`: 2⁴⁸ − 1 ps (281 s), so that 16 doublings still fit in 64 bits.
+const MAX_RTO: Time = (1 << 48) - 1;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cfg {
@@ -174,6 +177,12 @@ impl crate::transport::Setup for Cfg {
         }
         if self.max_rto.0 < self.min_rto.0 {
             return Err(ConfigError::new(f("max_rto"), "must be at least min_rto"));
+        }
+        // The backoff doubles the RTO up to 16 times before capping it at max_rto (`current_rto`): the
+        // doubled value must fit the 64-bit picosecond clock.
+        if self.max_rto.0 > MAX_RTO {
+            let msg = format!("must be at most {}s: the backoff doubles the timeout up to 16 times in a 64-bit picosecond clock", MAX_RTO / SEC);
+            return Err(ConfigError::new(f("max_rto"), msg));
         }
         if self.rwnd.0 == Size::Inf || self.rwnd.0.bytes(mtu as u64) == 0 {
             return Err(ConfigError::new(f("rwnd"), "must be a finite positive size"));
