@@ -80,6 +80,14 @@ impl Sim {
                 (ds, if *applies_to == AppliesTo::All { dr } else { 0 })
             }
         };
+        // A flow file's delay is the flow's own: it replaces what `host.extra_delay` gave the flow's data,
+        // and its ACKs' too when that applies to all packets (the same value both ways, as a per-flow draw
+        // gives). The draw above is still made, so the other flows' draws do not depend on which flows carry
+        // a delay of their own.
+        let (dd, da) = match f.extra_delay {
+            None => (dd, da),
+            Some(x) => (x, if matches!(h.delay, Some((_, _, AppliesTo::All))) { x } else { 0 }),
+        };
         let params = self.hosts.transports[f.transport as usize];
         let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da, &params);
         self.rec.flows.push(FlowRow {
