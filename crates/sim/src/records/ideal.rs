@@ -18,7 +18,8 @@ impl Sim {
         let back = self.path(dst, src, rhash);
         let mut t0 = dd;
         if tp.handshake() {
-            t0 += fwd.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
+            // The SYN waits the sender's extra delay as the data will after it.
+            t0 += dd + fwd.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
             t0 += da + back.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
         }
         let prop: Time = fwd.iter().map(|&(_, d)| d).sum();
