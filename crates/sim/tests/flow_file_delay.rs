@@ -1,8 +1,9 @@
-//! A flow file's `extra_delay` column: each flow waits its own delay at the sending host, for its data
-//! packets (and for its ACKs only when `host.extra_delay.applies_to = "all"`). On an idle star, with the
-//! handshake on, a one-segment flow crosses the sender's delay twice (SYN, then the data) and the receiver's
-//! once (SYN-ACK) before its last byte arrives; so its FCT grows by 2 × the delay when the delay is the
-//! data's, 3 × when ACKs get it too, and not at all when it is ignored.
+//! A flow file's `extra_delay` column: each flow waits its own delay at the sending host, for the packets
+//! `host.extra_delay.applies_to` names (the sender's by default; `"all"`: ACKs too; `"payload"`: data
+//! segments only, not the SYN). On an idle star, with the handshake on, a one-segment flow crosses the
+//! sender's delay twice (SYN, then the data) and the receiver's once (SYN-ACK) before its last byte arrives;
+//! so its FCT grows by 2 × the delay for the sender's packets, 3 × when ACKs get it too, 1 × for data
+//! segments only, and not at all when it is ignored.
 
 use dcnlab_sim::{run_toml, Records};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -74,6 +75,14 @@ fn file_delay_replaces_the_host_draw() {
     let r = run(&["0", "100us", ""], all);
     assert_eq!(fct(&r, 2) - fct(&r, 0), 300 * US);
     assert_eq!(fct(&r, 4) - fct(&r, 0), 90 * US);
+    // applies_to = "payload": only data segments wait, not the SYN (1 ×).
+    let payload = "extra_delay = { kind = \"constant\", value = \"30us\", per = \"flow\", applies_to = \"payload\" }";
+    let r = run(&["0", "100us", ""], payload);
+    assert_eq!(fct(&r, 2) - fct(&r, 0), 100 * US);
+    assert_eq!(fct(&r, 4) - fct(&r, 0), 30 * US);
+    for f in &r.flows {
+        assert_eq!(f.fct(), Some(f.ideal_fct), "a lone flow is ideal");
+    }
 }
 
 #[test]

@@ -86,8 +86,9 @@ fn extra_delay_is_part_of_ideal_and_released_on_time() {
 
 #[test]
 fn extra_delay_with_handshake_is_in_the_ideal() {
-    // The SYN and the data both wait the sender's delay, the SYN-ACK the receiver's when ACKs get it.
-    for (applies_to, waits) in [("data", 2), ("all", 3)] {
+    // The SYN and the data both wait the sender's delay, the SYN-ACK the receiver's when ACKs get it;
+    // with "payload" only the data waits.
+    for (applies_to, waits) in [("data", 2), ("all", 3), ("payload", 1)] {
         let text = format!(
             r#"
 stop = {{ all_flows_done = true, max_time = "1s" }}

@@ -32,7 +32,10 @@ pub struct Slot {
     pub hash: u32,
     pub rhash: u32,
     pub prio: u8,
+    /// Extra host delay of the flow's data segments, of its other packets at the sender (the SYN), and
+    /// of its ACKs at the receiver.
     pub delay_data: Time,
+    pub delay_ctl: Time,
     pub delay_ack: Time,
     pub live: bool,
     /// The traffic entry that started the flow.
@@ -84,12 +87,15 @@ impl Sim {
         // and its ACKs' too when that applies to all packets (the same value both ways, as a per-flow draw
         // gives). The draw above is still made, so the other flows' draws do not depend on which flows carry
         // a delay of their own.
+        let applies_to = h.delay.as_ref().map_or(AppliesTo::Data, |d| d.2);
         let (dd, da) = match f.extra_delay {
             None => (dd, da),
-            Some(x) => (x, if matches!(h.delay, Some((_, _, AppliesTo::All))) { x } else { 0 }),
+            Some(x) => (x, if applies_to == AppliesTo::All { x } else { 0 }),
         };
+        // The SYN waits as the data does, unless only segments with payload are held.
+        let dc = if applies_to == AppliesTo::Payload { 0 } else { dd };
         let params = self.hosts.transports[f.transport as usize];
-        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da, &params);
+        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, [dd, dc, da], &params);
         self.rec.flows.push(FlowRow {
             flow_id,
             src: f.src,
@@ -119,6 +125,7 @@ impl Sim {
             rhash,
             prio: f.prio,
             delay_data: dd,
+            delay_ctl: dc,
             delay_ack: da,
             live: true,
             entry: f.entry,
@@ -147,8 +154,8 @@ impl Sim {
     /// Turn what connection `sid` asked to send into packets and send them.
     fn flush(&mut self, sid: u32, out: &mut Vec<Out>) {
         let slot = &self.hosts.slots[sid as usize];
-        let (src, dst, hash, rhash, prio, dd, da, flow) =
-            (slot.src, slot.dst, slot.hash, slot.rhash, slot.prio, slot.delay_data, slot.delay_ack, slot.flow);
+        let (src, dst, hash, rhash, prio, flow) = (slot.src, slot.dst, slot.hash, slot.rhash, slot.prio, slot.flow);
+        let (dd, dc, da) = (slot.delay_data, slot.delay_ctl, slot.delay_ack);
         let ect = if slot.conn.ect() { Ecn::Ect } else { Ecn::NotEct };
         for o in out.drain(..) {
             let pias = &self.hosts.pias;
@@ -173,7 +180,7 @@ impl Sim {
                         prio: if pias.is_empty() { prio } else { pias.iter().filter(|&&t| seq >= t).count() as u8 },
                     },
                     src,
-                    dd,
+                    if len == 0 { dc } else { dd },
                 ),
                 Out::Ack { ack, flags: f, ts_echo, win } => (
                     Packet {
@@ -293,7 +300,7 @@ impl Sim {
     fn delay_of(&self, id: PktId) -> Time {
         let pkt = self.arena.get(id);
         match self.hosts.slots.get(pkt.conn as usize).filter(|s| s.live && s.flow == pkt.flow) {
-            Some(s) if pkt.src == s.src => s.delay_data,
+            Some(s) if pkt.src == s.src => if pkt.payload == 0 { s.delay_ctl } else { s.delay_data },
             Some(s) => s.delay_ack,
             None => 0,
         }

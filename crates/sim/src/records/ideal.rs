@@ -8,18 +8,19 @@ use crate::units::{tx_time_floor, Time};
 
 impl Sim {
     /// Ideal FCT: the flow alone on the empty network with an unlimited window, on its actual path, with
-    /// the engine's own serialisation arithmetic (rounded down) and the flow's extra host delay. Also the
+    /// the engine's own serialisation arithmetic (rounded down) and the flow's extra host delays
+    /// `[data, SYN, ACK]` (`host/mod.rs` `Slot`). Also the
     /// flow's base RTT (a full segment out and its ACK back on the empty network, extra host delays
     /// included) and HPCC's standalone FCT: base RTT + wire bytes at the bottleneck rate.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, dd: Time, da: Time, tp: &Params) -> (Time, Time, Time) {
+    pub(crate) fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, delay: [Time; 3], tp: &Params) -> (Time, Time, Time) {
         let fwd = self.path(src, dst, hash);
         let mss = tp.mss() as u64;
         let back = self.path(dst, src, rhash);
+        let [dd, dc, da] = delay;
         let mut t0 = dd;
         if tp.handshake() {
-            // The SYN waits the sender's extra delay as the data will after it.
-            t0 += dd + fwd.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
+            t0 += dc + fwd.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
             t0 += da + back.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
         }
         let prop: Time = fwd.iter().map(|&(_, d)| d).sum();

@@ -8,11 +8,12 @@
 //!   for a long-lived flow); the start in plain microseconds or with a unit;
 //! - `tag` (optional): an empty cell takes the entry's `tag`;
 //! - `extra_delay` (optional): the flow's own extra delay at its sending host, in plain microseconds or
-//!   with a unit. It replaces `host.extra_delay` for that flow: the flow's data packets wait exactly this
-//!   long before the NIC, and its ACKs wait the same when `host.extra_delay.applies_to = "all"` (as a
-//!   per-flow draw would give both directions), nothing otherwise. An empty cell leaves the flow to
-//!   `host.extra_delay`. A per-flow draw is still made for a flow with its own delay, so the other flows'
-//!   draws do not depend on which flows carry one (`host/mod.rs` `start_flow`).
+//!   with a unit. It replaces `host.extra_delay`'s draw for that flow, on the packets its `applies_to`
+//!   names: the packets the sender sends wait exactly this long before the NIC (`"data"`, also the rule
+//!   without `host.extra_delay`); its ACKs wait the same too (`"all"`, as a per-flow draw gives both
+//!   directions); or only its data segments wait, not its SYN (`"payload"`). An empty cell leaves the flow
+//!   to `host.extra_delay`. A per-flow draw is still made for a flow with its own delay, so the other
+//!   flows' draws do not depend on which flows carry one (`host/mod.rs` `start_flow`).
 //!
 //! Every row then has one cell per header column. Without a header a row is `src,dst,size,start[,tag]`.
 
