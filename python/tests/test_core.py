@@ -144,3 +144,11 @@ def test_rtt_helpers_follow_k_equals_lambda_c_rtt():
     assert ta["avg"] == pytest.approx(rtt.threshold_bytes(s["mean"], 10e9))
     p = rtt.ecn_sharp_rule_of_thumb(r)
     assert p["ins_target_us"] == pytest.approx(s["p90"]) and p["pst_target_us"] == pytest.approx(s["mean"])
+
+
+def test_core_errors_pickle_across_processes():
+    # A ConfigError raised in a worker of a process pool must reach the parent as itself.
+    import pickle
+
+    e = pickle.loads(pickle.dumps(dcnlab.ConfigError("`x`: bad")))
+    assert isinstance(e, dcnlab.ConfigError) and str(e) == "`x`: bad"

@@ -85,6 +85,32 @@ fn extra_delay_is_part_of_ideal_and_released_on_time() {
 }
 
 #[test]
+fn extra_delay_with_handshake_is_in_the_ideal() {
+    // The SYN and the data both wait the sender's delay, the SYN-ACK the receiver's when ACKs get it;
+    // with "payload" only the data waits.
+    for (applies_to, waits) in [("data", 2), ("all", 3), ("payload", 1)] {
+        let text = format!(
+            r#"
+stop = {{ all_flows_done = true, max_time = "1s" }}
+{}
+[host]
+transport = {{ kind = "tcp", cc = "dctcp", handshake = true }}
+extra_delay = {{ kind = "constant", value = "100us", applies_to = "{applies_to}" }}
+[[traffic]]
+kind = "flows"
+list = [{{ src = 0, dst = 3, size = "14600B", start = "10us" }}]
+"#,
+            TOPOLOGIES[0].0
+        );
+        let d = run_toml(&text).unwrap();
+        let plain = run_toml(&text.replace("value = \"100us\"", "value = \"0us\"")).unwrap();
+        let (d, plain) = (&d.flows[0], &plain.flows[0]);
+        assert_eq!(d.fct().unwrap(), d.ideal_fct, "{applies_to}: a lone flow is ideal");
+        assert_eq!(d.ideal_fct - plain.ideal_fct, waits * 100_000_000, "{applies_to}");
+    }
+}
+
+#[test]
 fn slowdown_never_below_one_for_large_flows() {
     for (topo, s, d) in TOPOLOGIES {
         let r = lone_flow(topo, *s, *d, "3MB", "");

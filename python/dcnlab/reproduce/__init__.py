@@ -21,6 +21,7 @@ from .common import ROOT
 # Paper name → its package. One line per paper.
 PAPERS = {
     "ecn_sharp": "dcnlab.reproduce.ecn_sharp",
+    "validation": "dcnlab.reproduce.validation",
 }
 
 

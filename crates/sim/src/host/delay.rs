@@ -17,9 +17,14 @@ pub enum DelayPer {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum AppliesTo {
+    /// Every packet the flow's sender sends: its data segments and its SYN.
     #[default]
     Data,
+    /// Both directions: the sender's packets, and the receiver's ACKs (its SYN-ACK too).
     All,
+    /// The sender's data segments only, not its SYN: what the ECN♯ authors' ns-3 delay element does (a
+    /// flow's class is a tag on the application's data, so the handshake passes untagged).
+    Payload,
 }
 
 tagged_enum! {

@@ -32,7 +32,10 @@ pub struct Slot {
     pub hash: u32,
     pub rhash: u32,
     pub prio: u8,
+    /// Extra host delay of the flow's data segments, of its other packets at the sender (the SYN), and
+    /// of its ACKs at the receiver.
     pub delay_data: Time,
+    pub delay_ctl: Time,
     pub delay_ack: Time,
     pub live: bool,
     /// The traffic entry that started the flow.
@@ -64,7 +67,7 @@ impl Sim {
     pub(crate) fn start_flow(&mut self, f: NewFlow) {
         let now = self.now();
         let flow_id = self.rec.flows.len() as u32;
-        let (row, hash, rhash, dd, da) = self.flow_row(&f, flow_id, now);
+        let (row, hash, rhash, [dd, dc, da]) = self.flow_row(&f, flow_id, now);
         let params = self.hosts.transports[f.transport as usize];
         self.rec.flows.push(row);
         self.work.active_flows += 1;
@@ -81,6 +84,7 @@ impl Sim {
             rhash,
             prio: f.prio,
             delay_data: dd,
+            delay_ctl: dc,
             delay_ack: da,
             live: true,
             entry: f.entry,
@@ -108,7 +112,7 @@ impl Sim {
 
     /// A flow's record row as it starts at `start` with id `flow_id` (ideal FCT, base RTT), with its ECMP
     /// hashes and extra delays (drawn here, in start order, from the delay stream).
-    fn flow_row(&mut self, f: &NewFlow, flow_id: u32, start: Time) -> (FlowRow, u32, u32, Time, Time) {
+    fn flow_row(&mut self, f: &NewFlow, flow_id: u32, start: Time) -> (FlowRow, u32, u32, [Time; 3]) {
         let hash = (mix64(self.seed() ^ ((f.src as u64) << 32 | f.dst as u64) ^ mix64(flow_id as u64 + 1)) >> 32) as u32;
         let rhash = (mix64(hash as u64 ^ 0x5EED) >> 32) as u32;
         let h = &mut self.hosts;
@@ -125,8 +129,19 @@ impl Sim {
                 (ds, if *applies_to == AppliesTo::All { dr } else { 0 })
             }
         };
+        // A flow file's delay is the flow's own: it replaces what `host.extra_delay` gave the flow's data,
+        // and its ACKs' too when that applies to all packets (the same value both ways, as a per-flow draw
+        // gives). The draw above is still made, so the other flows' draws do not depend on which flows carry
+        // a delay of their own.
+        let applies_to = h.delay.as_ref().map_or(AppliesTo::Data, |d| d.2);
+        let (dd, da) = match f.extra_delay {
+            None => (dd, da),
+            Some(x) => (x, if applies_to == AppliesTo::All { x } else { 0 }),
+        };
+        // The SYN waits as the data does, unless only segments with payload are held.
+        let dc = if applies_to == AppliesTo::Payload { 0 } else { dd };
         let params = self.hosts.transports[f.transport as usize];
-        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, dd, da, &params);
+        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, [dd, dc, da], &params);
         let row = FlowRow {
             flow_id,
             src: f.src,
@@ -142,7 +157,7 @@ impl Sim {
             retransmits: 0,
             timeouts: 0,
         };
-        (row, hash, rhash, dd, da)
+        (row, hash, rhash, [dd, dc, da])
     }
 
     /// At the end of a run, the flows the scenario defines that never started (the run stopped before
@@ -161,8 +176,8 @@ impl Sim {
     /// Turn what connection `sid` asked to send into packets and send them.
     fn flush(&mut self, sid: u32, out: &mut Vec<Out>) {
         let slot = &self.hosts.slots[sid as usize];
-        let (src, dst, hash, rhash, prio, dd, da, flow) =
-            (slot.src, slot.dst, slot.hash, slot.rhash, slot.prio, slot.delay_data, slot.delay_ack, slot.flow);
+        let (src, dst, hash, rhash, prio, flow) = (slot.src, slot.dst, slot.hash, slot.rhash, slot.prio, slot.flow);
+        let (dd, dc, da) = (slot.delay_data, slot.delay_ctl, slot.delay_ack);
         let ect = if slot.conn.ect() { Ecn::Ect } else { Ecn::NotEct };
         for o in out.drain(..) {
             let pias = &self.hosts.pias;
@@ -187,7 +202,7 @@ impl Sim {
                         prio: if pias.is_empty() { prio } else { pias.iter().filter(|&&t| seq >= t).count() as u8 },
                     },
                     src,
-                    dd,
+                    if len == 0 { dc } else { dd },
                 ),
                 Out::Ack { ack, flags: f, ts_echo, win } => (
                     Packet {
@@ -307,7 +322,7 @@ impl Sim {
     fn delay_of(&self, id: PktId) -> Time {
         let pkt = self.arena.get(id);
         match self.hosts.slots.get(pkt.conn as usize).filter(|s| s.live && s.flow == pkt.flow) {
-            Some(s) if pkt.src == s.src => s.delay_data,
+            Some(s) if pkt.src == s.src => if pkt.payload == 0 { s.delay_ctl } else { s.delay_data },
             Some(s) => s.delay_ack,
             None => 0,
         }

@@ -94,15 +94,17 @@ pub fn spray_bound(first: (u64, Time), last_hop: (u64, Time), mid: (Time, Time),
 
 impl Sim {
     /// Ideal FCT: the flow alone on the empty network with an unlimited window, with the engine's own
-    /// serialisation arithmetic (rounded down) and the flow's extra host delay — on its hashed path, or
-    /// under spraying the bound of the module comment. Also the flow's base RTT (a full segment out and
-    /// its ACK back on the empty network, on the hashed paths, extra host delays included) and HPCC's
-    /// standalone FCT: base RTT + wire bytes at the hashed path's bottleneck rate.
+    /// serialisation arithmetic (rounded down) and the flow's extra host delays `[data, SYN, ACK]`
+    /// (`host/mod.rs` `Slot`) — on its hashed path, or under spraying the bound of the module comment.
+    /// Also the flow's base RTT (a full segment out and its ACK back on the empty network, on the hashed
+    /// paths, extra host delays included) and HPCC's standalone FCT: base RTT + wire bytes at the hashed
+    /// path's bottleneck rate.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, dd: Time, da: Time, tp: &Params) -> (Time, Time, Time) {
+    pub(crate) fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, delay: [Time; 3], tp: &Params) -> (Time, Time, Time) {
         let fwd = self.path(src, dst, hash);
         let mss = tp.mss() as u64;
         let back = self.path(dst, src, rhash);
+        let [dd, dc, da] = delay;
         let prop: Time = fwd.iter().map(|&(_, d)| d).sum();
         let bottleneck = fwd.iter().map(|&(r, _)| r).min().unwrap_or(1);
         let base_rtt = 2 * prop
@@ -122,7 +124,7 @@ impl Sim {
             None => {
                 let mut t0 = dd;
                 if tp.handshake() {
-                    t0 += fwd.iter().map(|&(r, d)| tx_time_floor(ack, r) + d).sum::<Time>();
+                    t0 += dc + fwd.iter().map(|&(r, d)| tx_time_floor(ack, r) + d).sum::<Time>();
                     t0 += da + back.iter().map(|&(r, d)| tx_time_floor(ack, r) + d).sum::<Time>();
                 }
                 if n == 0 {
@@ -138,7 +140,7 @@ impl Sim {
                         Some([b]) => b,
                         None => back.iter().map(|&(r, d)| tx_time_floor(ack, r) + d).sum(),
                     };
-                    t0 += lack + da + back_ack;
+                    t0 += dc + lack + da + back_ack;
                 }
                 let first = fwd[0];
                 let end = *fwd.last().unwrap();

@@ -135,13 +135,14 @@ fn sim_ideal_equals_the_walk_with_per_flow_ecmp() {
                 let (hash, rhash) = (rng.gen::<u32>(), rng.gen::<u32>());
                 let size = random_size(&mut rng, 3e8);
                 let (dd, da) = if rng.gen_bool(0.5) { (0, 0) } else { (rng.gen_range(0..SEC / 1000), rng.gen_range(0..SEC / 1000)) };
-                let (ideal, _, _) = flow.ideal_fct(src, dst, hash, rhash, size, dd, da, &tp);
+                let (ideal, _, _) = flow.ideal_fct(src, dst, hash, rhash, size, [dd, dd, da], &tp);
                 let fwd = flow.path(src, dst, hash);
                 let back = flow.path(dst, src, rhash);
                 let ack = |p: &[(u64, Time)]| p.iter().map(|&(r, d)| tx_time_floor(ACK_BYTES as u64, r) + d).sum::<Time>();
-                let t0 = dd + if tp.handshake() { ack(&fwd) + da + ack(&back) } else { 0 };
+                // The SYN waits the sender's delay too (`applies_to` data or all).
+                let t0 = dd + if tp.handshake() { dd + ack(&fwd) + da + ack(&back) } else { 0 };
                 assert_eq!(ideal, pipeline_walk(&fwd, t0, size, tp.mss() as u64), "{topo} mtu {mtu} {src}→{dst} size {size}");
-                let (sprayed, _, _) = spray.ideal_fct(src, dst, hash, rhash, size, dd, da, &tp);
+                let (sprayed, _, _) = spray.ideal_fct(src, dst, hash, rhash, size, [dd, dd, da], &tp);
                 assert!(sprayed <= ideal, "{topo}: spraying {sprayed} > one path {ideal}");
                 if fwd.len() <= 2 {
                     assert_eq!(sprayed, ideal, "{topo}: one path only");
@@ -161,8 +162,8 @@ fn spraying_ideal_is_paced_by_the_host_links() {
     let spray = sim(topo, "packet", 1500, "");
     let tp = flow.hosts.transports[0];
     let size = 10_000_000;
-    let (one_path, _, _) = flow.ideal_fct(0, 8, 1, 2, size, 0, 0, &tp);
-    let (sprayed, _, _) = spray.ideal_fct(0, 8, 1, 2, size, 0, 0, &tp);
+    let (one_path, _, _) = flow.ideal_fct(0, 8, 1, 2, size, [0; 3], &tp);
+    let (sprayed, _, _) = spray.ideal_fct(0, 8, 1, 2, size, [0; 3], &tp);
     let host_link = tx_time_floor(size + size.div_ceil(1460) * 40, 40_000_000_000);
     let fabric_link = tx_time_floor(size + size.div_ceil(1460) * 40, 10_000_000_000);
     assert!(one_path > fabric_link && one_path < fabric_link + fabric_link / 100, "{one_path}");

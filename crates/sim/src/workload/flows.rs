@@ -61,6 +61,7 @@ impl super::Kind for Cfg {
                 prio: fl.priority,
                 transport: 0,
                 entry: 0,
+                extra_delay: None,
             });
         }
         flows.sort_by_key(|f| f.start);

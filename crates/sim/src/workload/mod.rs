@@ -36,6 +36,9 @@ pub struct NewFlow {
     pub transport: u16,
     /// The traffic entry that made it.
     pub entry: u32,
+    /// The flow's own extra delay at its sending host (a flow file's `extra_delay` column), replacing
+    /// the draw of `host.extra_delay` for this flow (`host/mod.rs` `start_flow` says for which packets).
+    pub extra_delay: Option<Time>,
 }
 
 /// What traffic needs to know about the topology.

@@ -46,7 +46,7 @@ impl super::Kind for Cfg {
         let (tag, size) = (tags.id(&self.tag), self.size.0.bytes(mtu));
         let (start, prio) = (self.start.0, self.priority);
         let flows = (0..n)
-            .map(|s| NewFlow { src: s, dst: (s + self.stride) % n, size, start, tag, prio, transport: 0, entry: 0 })
+            .map(|s| NewFlow { src: s, dst: (s + self.stride) % n, size, start, tag, prio, transport: 0, entry: 0, extra_delay: None })
             .collect();
         Ok(Source::List { flows, next: 0 })
     }
