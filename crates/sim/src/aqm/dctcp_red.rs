@@ -101,6 +101,18 @@ mod tests {
         assert_eq!(a.on_dequeue(&ctx(90_000)), Verdict::Pass);
         let d = DctcpRed::new(Params { threshold: 30_000, at_dequeue: true });
         assert_eq!(d.on_enqueue(&ctx(90_000)), Verdict::Pass);
+        assert_eq!(d.on_dequeue(&ctx(30_000)), Verdict::Pass);
         assert_eq!(d.on_dequeue(&ctx(30_001)), Verdict::Mark);
+    }
+
+    #[test]
+    fn config_keys_reach_the_algorithm() {
+        let cfg = |t: &str| -> Cfg { toml::from_str(t).unwrap() };
+        let a = cfg("threshold = \"20pkt\"");
+        assert_eq!((a.build(1500).params.threshold, a.build(1500).params.at_dequeue), (30_000, false));
+        assert_eq!(a.non_ect(), NonEct::Pass);
+        let b = cfg("threshold = \"65KB\"\nmark_at = \"dequeue\"\nnon_ect = \"drop\"");
+        assert_eq!((b.build(1500).params.threshold, b.build(1500).params.at_dequeue), (65_000, true));
+        assert_eq!(b.non_ect(), NonEct::Drop);
     }
 }
