@@ -78,4 +78,14 @@ mod tests {
         assert_eq!(t.on_dequeue(150_000_001), Verdict::Mark);
         assert_eq!(t.on_dequeue(0), Verdict::Pass);
     }
+
+    #[test]
+    fn a_zero_threshold_is_refused_and_keys_reach_the_algorithm() {
+        let cfg = |t: &str| -> Cfg { toml::from_str(t).unwrap() };
+        let e = cfg("threshold = \"0us\"").validate("switch.aqm", 1500).unwrap_err();
+        assert_eq!(e.field, "switch.aqm.threshold");
+        let c = cfg("threshold = \"70us\"\nnon_ect = \"drop\"");
+        assert!(c.validate("switch.aqm", 1500).is_ok());
+        assert_eq!((c.build(1500).params.threshold, c.non_ect()), (70_000_000, NonEct::Drop));
+    }
 }
