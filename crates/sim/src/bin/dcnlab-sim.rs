@@ -81,7 +81,9 @@ fn main() -> ExitCode {
             }
         },
         "run" => {
-            let sim = match Sim::new(&sc) {
+            // meta.config_hash identifies the scenario file's text (as the Python front does).
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let sim = match Sim::from_scenario(&sc, &text) {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("error: {e}");
