@@ -113,8 +113,15 @@ impl Pie {
         if s.qdelay == 0 && s.qdelay_old == 0 {
             s.p *= 0.98;
         }
-        s.qdelay_old = s.qdelay;
+        // Burst allowance (§4.4, and the RFC's reference code): spent by one T_UPDATE per update, and
+        // refilled when congestion is gone — p is 0 and both this and the previous delay sample are below
+        // half the target.
         s.burst_allowance = s.burst_allowance.saturating_sub(pr.tupdate);
+        let half = pr.target / 2;
+        if s.p == 0.0 && s.qdelay < half && s.qdelay_old < half {
+            s.burst_allowance = pr.max_burst;
+        }
+        s.qdelay_old = s.qdelay;
         self.stats.updates += 1;
     }
 
@@ -124,11 +131,10 @@ impl Pie {
         while now >= self.state.next_update {
             let s = &self.state;
             if s.p == 0.0 && s.qdelay == 0 && s.qdelay_old == 0 {
-                // A fixed point: every further update leaves p at 0 and only drains the burst allowance
-                // (which the next enqueue resets, as delays are low); jump to the last one due.
+                // A fixed point: every further update leaves p at 0 and refills the burst allowance
+                // (delays are low); jump to the last one due.
                 let n = (now - s.next_update) / self.params.tupdate + 1;
-                self.state.burst_allowance =
-                    self.state.burst_allowance.saturating_sub(n.saturating_mul(self.params.tupdate));
+                self.state.burst_allowance = self.params.max_burst;
                 self.state.next_update += n * self.params.tupdate;
                 self.stats.updates += n;
                 return;
@@ -142,12 +148,8 @@ impl Pie {
     #[inline]
     pub fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
         self.advance(ctx.now);
-        let (pr, s) = (&self.params, &mut self.state);
+        let (pr, s) = (&self.params, &self.state);
         let half = pr.target / 2;
-        // Congestion is gone: p is 0 and both delay samples are below half the target (§4.4).
-        if s.p == 0.0 && s.qdelay < half && s.qdelay_old < half {
-            s.burst_allowance = pr.max_burst;
-        }
         if s.burst_allowance > 0 {
             return Verdict::Pass;
         }
@@ -410,6 +412,29 @@ mod tests {
             assert!(first >= 200 * US && first < 400 * US, "{first}");
             assert!(a.stats.drops + a.stats.marks > 20, "{:?}", a.stats);
         }
+    }
+
+    #[test]
+    fn burst_allowance_refills_at_an_update_once_two_samples_are_low() {
+        // RFC 8033's reference code: at an update, after spending T_UPDATE, the allowance refills when
+        // p = 0 and both this sample and the previous one are below target/2 (10 µs); an arrival never
+        // refills it.
+        let mut rng = rng::stream(7, "pie", 3);
+        let mut a = pie(Mode::Drop);
+        a.state.next_update = u64::MAX;
+        a.state.burst_allowance = 0;
+        (a.state.p, a.state.qdelay, a.state.qdelay_old) = (0.0, 5 * US, 30 * US);
+        a.on_enqueue(&ctx(0, 100_000), &mut rng);
+        assert_eq!(a.state.burst_allowance, 0, "an arrival does not refill");
+        a.update();
+        assert_eq!((a.state.p, a.state.burst_allowance), (0.0, 0), "the previous sample was high");
+        a.update();
+        assert_eq!(a.state.burst_allowance, 200 * US, "two low samples and p = 0: refilled");
+        a.update();
+        assert_eq!(a.state.burst_allowance, 200 * US, "refilled after being spent by one T_UPDATE");
+        a.state.p = 0.01;
+        a.update();
+        assert_eq!(a.state.burst_allowance, 180 * US, "p > 0: only spent");
     }
 
     #[test]
