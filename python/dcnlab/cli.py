@@ -5,6 +5,7 @@ traceback)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -169,6 +170,7 @@ def run_cmd(
     """Run a scenario: progress bar, then the summary table."""
     from .results import estimate
 
+    _writable(out)
     sc = override(FileScenario.open(scenario), _sets(set_))
     est = estimate(sc)
     _check_memory([(str(scenario), est)], force)
@@ -192,6 +194,23 @@ def run_cmd(
     if out:
         res.save(out)
         console.print(f"records: {out}")
+
+
+def _writable(out: Path | None, what: str = "-o") -> None:
+    """Check before a run that its results can be written where asked (not after it has finished): the
+    folder is made, and a file written in it and removed."""
+    if out is None:
+        return
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"`{what}`: `{out}` is a file; give a folder for the results")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".dcnlab-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise UserError(f"`{what}`: cannot write results under `{out}` ({e.strerror}); choose another folder") from None
 
 
 def _load_dir(d: Path) -> Result:
@@ -277,7 +296,7 @@ def sweep_cmd(
     base: Path = typer.Argument(..., help="Base scenario TOML file."),
     grid: List[str] = typer.Option([], "--grid", help="key=[v1,v2,…]; repeat for more keys."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds per combination (default 1; not with a grid over `seed`)."),
-    jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
+    jobs: int = typer.Option(0, "-j", "--jobs", min=0, help="Parallel runs (default: all cores)."),
     out: Path = typer.Option(Path("results/sweep"), "-o", "--out", help="Results folder (runs are cached here)."),
     set_: List[str] = typer.Option([], "--set", help="Override a key of the base scenario."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -289,6 +308,7 @@ def sweep_cmd(
     from .results import estimate
     from .sweep import ProcessRunner, parse_grid, sweep
 
+    _writable(out)
     sc = override(FileScenario.open(base), _sets(set_))
     g = dict(parse_grid(s) for s in grid)
     # Every combination is counted before any is built; the runs that share the machine at once must fit.
@@ -321,13 +341,14 @@ def sweep_cmd(
 def reproduce_cmd(
     paper: str = typer.Argument(..., help=f"Which paper: {', '.join(PAPERS)}."),
     scale: str = typer.Option("small", "--scale", help="A preset of experiments/PAPER/scales.toml: small (minutes, for a laptop) or paper (full size)."),
-    jobs: int = typer.Option(0, "-j", "--jobs", help="Parallel runs (default: all cores)."),
+    jobs: int = typer.Option(0, "-j", "--jobs", min=0, help="Parallel runs (default: all cores)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Results folder (default results/PAPER)."),
     only: Optional[str] = typer.Option(None, "--only", help="Comma-separated experiments to run (default: all)."),
 ) -> None:
     """Run a paper's experiments, write its figures next to the paper's numbers, and an HTML report."""
     from . import reproduce
 
+    _writable(out)
     names = [x.strip() for x in only.split(",") if x.strip()] if only else None
     try:
         reproduce.check(paper, scale, names)

@@ -73,10 +73,21 @@ def test_errors_name_the_users_line_and_overrides(scenario: Path, tmp_path: Path
     assert len(a) == 16 and a == b and a != c
 
 
+def test_output_folder_is_checked_before_the_run(scenario: Path, tmp_path: Path):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    for cmd in (("run", str(scenario)), ("sweep", str(scenario))):
+        one_line_error(cli(*cmd, "-o", str(f)), "`-o`", "is a file")
+    one_line_error(cli("run", str(scenario), "-o", str(f / "below")), "`-o`", "cannot write results")
+    # An override that makes a table the scenario does not have names the override, not a line.
+    one_line_error(cli("run", str(scenario), "--set", "topology.lnk.rate=10Gbps"), "set by the override of `topology.lnk.rate`")
+
+
 def test_usage_errors_are_one_line(scenario: Path):
     one_line_error(cli("run"), "Missing argument", "dcnlab run --help")
     one_line_error(cli("run", str(scenario), "--bogus"), "--bogus")
     one_line_error(cli("sweep", str(scenario), "--seeds", "zero"), "--seeds")
+    one_line_error(cli("sweep", str(scenario), "-j", "-1"), "--jobs")
     one_line_error(cli("frobnicate"), "No such command")
 
 

@@ -146,7 +146,16 @@ pub fn scenario(text: &str, overrides: &[(String, Value)]) -> Result<(Scenario, 
     match Scenario::from_toml(&full) {
         Ok(sc) => Ok((sc, full)),
         Err(mut e) => {
-            if let Some((k, _)) = overrides.iter().find(|(k, _)| e.field == *k || e.field.starts_with(&format!("{k}."))) {
+            // Error paths write list entries as `traffic[0]`, override keys as `traffic.0`.
+            let field = e.field.replace('[', ".").replace(']', "");
+            let last = field.rsplit('.').next().unwrap_or("");
+            let set_by = |k: &str| {
+                field == k
+                    || field.starts_with(&format!("{k}."))
+                    // A table the override made under a key the scenario does not have.
+                    || (k.starts_with(&format!("{field}.")) && e.message.contains(&format!("`{last}`")))
+            };
+            if let Some((k, _)) = overrides.iter().find(|(k, _)| set_by(k)) {
                 let m = e.message.rsplit_once(" (line ").map(|(m, _)| m.to_string()).unwrap_or(e.message.clone());
                 e.message = format!("{m} (set by the override of `{k}`)");
             }
@@ -216,6 +225,22 @@ mod tests {
         assert!(apply(TEXT, &[o("a..b", "1")]).is_err());
         let e = apply("a = [\n", &[o("seed", "1")]).unwrap_err();
         assert!(e.message.contains("line"), "{e}");
+    }
+
+    #[test]
+    fn errors_in_what_an_override_set_name_the_override() {
+        let base = "stop = { time = \"1ms\" }\n[topology]\nkind = \"star\"\nhosts = 2\nlink = { rate = \"10Gbps\", delay = \"1us\" }\n[[traffic]]\nkind = \"flows\"\nlist = []\n";
+        let err = |k: &str, v: &str| scenario(base, &[o(k, v)]).map(|_| ()).unwrap_err();
+        let e = err("topology.link.rate", "10parsecs");
+        assert!(e.message.contains("set by the override of `topology.link.rate`"), "{e}");
+        let e = err("topology.lnk.rate", "10Gbps");
+        assert!(e.message.contains("set by the override of `topology.lnk.rate`"), "{e}");
+        let e = err("traffic.0.list", "7");
+        assert!(e.message.contains("set by the override of `traffic.0.list`"), "{e}");
+        // An error in the user's own text keeps its line.
+        let bad = format!("{base}[switch]\nmtu = \"x\"\n");
+        let e = scenario(&bad, &[o("topology.link.delay", "2us")]).map(|_| ()).unwrap_err();
+        assert!(e.message.contains("(line 10)"), "{e}");
     }
 
     #[test]
