@@ -209,3 +209,10 @@ fn ranges_merge() {
     insert_range(&mut v, 5, 8);
     assert_eq!(v, vec![(5, 8), (10, 40), (50, 60)]);
 }
+
+#[test]
+fn traces_show_alpha_only_for_dctcp() {
+    // `flow_trace.alpha`: NaN for a control without one, DCTCP's estimate (1 at the start, RFC 8257) otherwise.
+    assert!(Conn::new(0, 1000, params(CcName::Reno, true)).cc.alpha().is_nan());
+    assert_eq!(Conn::new(0, 1000, params(CcName::Dctcp, true)).cc.alpha(), 1.0);
+}
