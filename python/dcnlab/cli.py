@@ -170,10 +170,10 @@ def run_cmd(
     """Run a scenario: progress bar, then the summary table."""
     from .results import estimate
 
-    _writable(out)
     sc = override(FileScenario.open(scenario), _sets(set_))
     est = estimate(sc)
     _check_memory([(str(scenario), est)], force)
+    _writable(out)
     try:
         res = run_with_progress(sc, None, scenario.stem, est["flows"])
     except Interrupted as e:
@@ -308,7 +308,6 @@ def sweep_cmd(
     from .results import estimate
     from .sweep import ProcessRunner, parse_grid, sweep
 
-    _writable(out)
     sc = override(FileScenario.open(base), _sets(set_))
     g = dict(parse_grid(s) for s in grid)
     # Every combination is counted before any is built; the runs that share the machine at once must fit.
@@ -316,6 +315,7 @@ def sweep_cmd(
     combos = [dict(zip(g, c)) for c in itertools.product(*g.values())]
     ests = [(f"{base} " + " ".join(f"{k}={v}" for k, v in c.items()), estimate(override(sc, c), base_dir)) for c in combos]
     _check_memory(ests, force, at_once=min(jobs or os.cpu_count() or 1, len(combos) * (seeds or 1)))
+    _writable(out)
     t0 = time.perf_counter()
     runs, agg = sweep(
         sc, g, seeds=seeds, out=out, runner=ProcessRunner(jobs or None), base_dir=str(base.resolve().parent),
