@@ -433,8 +433,8 @@ impl Scenario {
             let path = join_path(&outer, &ipath);
             // The toml crate may append "\nin `key`" context; the field path already says it.
             let mut m = msg.trim().lines().next().unwrap_or("").trim().to_string();
-            if let Some(span) = inner.span() {
-                let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            let span_line = inner.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            if let Some(line) = source::line_of(text, &path).or(span_line) {
                 m = format!("{m} (line {line})");
             }
             ConfigError::new(if path == "." { String::new() } else { path }, m)

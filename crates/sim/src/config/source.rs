@@ -139,6 +139,70 @@ pub(crate) fn syntax_error(text: &str, span: Option<std::ops::Range<usize>>, mes
     )
 }
 
+/// The line of `text` where the value at an error's field path (`topology.hosts`, `traffic[0].load`,
+/// `switch.aqm[1].alpha`) is written — or of the deepest part of the path that is written. The toml
+/// crate's own span is lost inside `kind`-tagged tables (they are buffered), so errors are placed here.
+pub fn line_of(text: &str, path: &str) -> Option<usize> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut parts = Vec::new();
+    for seg in path.split('.') {
+        let (name, rest) = seg.split_once('[').map_or((seg, ""), |(n, r)| (n, r));
+        if !name.is_empty() {
+            parts.push(Step::Key(name));
+        }
+        for idx in rest.split('[') {
+            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
+                parts.push(Step::Index(i));
+            }
+        }
+    }
+    #[derive(Clone, Copy)]
+    enum At<'a> {
+        Item(&'a Item),
+        Table(&'a Table),
+        Value(&'a Value),
+    }
+    let mut at = At::Table(doc.as_table());
+    let mut span = None;
+    for step in parts {
+        let next = match (at, step) {
+            (At::Table(t), Step::Key(k)) | (At::Item(Item::Table(t)), Step::Key(k)) => {
+                span = t.key(k).and_then(|key| key.span()).or(span);
+                t.get(k).map(At::Item)
+            }
+            (At::Item(Item::ArrayOfTables(a)), Step::Index(i)) => a.get(i).map(At::Table),
+            (At::Item(Item::Value(v)) | At::Value(v), step) => match (v, step) {
+                (Value::InlineTable(t), Step::Key(k)) => {
+                    span = t.key(k).and_then(|key| key.span()).or(span);
+                    t.get(k).map(At::Value)
+                }
+                (Value::Array(a), Step::Index(i)) => a.get(i).map(At::Value),
+                _ => None,
+            },
+            _ => None,
+        };
+        match next {
+            Some(n) => {
+                span = match &n {
+                    At::Table(t) => t.span(),
+                    At::Item(i) => i.span(),
+                    At::Value(v) => v.span(),
+                }
+                .or(span);
+                at = n;
+            }
+            None => break,
+        }
+    }
+    span.map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+}
+
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
 /// A scenario from the user's text with overrides: errors in a key an override set say so instead of
 /// pointing at a line the user did not write.
 pub fn scenario(text: &str, overrides: &[(String, Value)]) -> Result<(Scenario, String), ConfigError> {
@@ -241,6 +305,19 @@ mod tests {
         let bad = format!("{base}[switch]\nmtu = \"x\"\n");
         let e = scenario(&bad, &[o("topology.link.delay", "2us")]).map(|_| ()).unwrap_err();
         assert!(e.message.contains("(line 10)"), "{e}");
+    }
+
+    #[test]
+    fn errors_inside_tagged_tables_name_the_keys_line() {
+        let text = "stop = { time = \"1ms\" }\n[topology]\nkind = \"star\"\nhosts = \"two\"\nlink = { rate = \"10Gbps\", delay = \"1us\" }\n";
+        let e = Scenario::from_toml(text).unwrap_err();
+        assert_eq!(e.field, "topology.hosts");
+        assert!(e.message.ends_with("(line 4)"), "{e}");
+        assert_eq!(line_of(text, "topology.link.rate"), Some(5));
+        let t2 = "a = 1\n\n[[traffic]]\nkind = \"x\"\n\n[[traffic]]\nkind = \"poisson\"\nload = 7\n";
+        assert_eq!(line_of(t2, "traffic[1].load"), Some(8));
+        assert_eq!(line_of(t2, "traffic[1].nope"), Some(6), "the deepest part written: the entry");
+        assert_eq!(line_of(t2, "traffic[5].load"), Some(3));
     }
 
     #[test]
