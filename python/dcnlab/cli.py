@@ -33,7 +33,6 @@ console = Console(width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
 STATE = {"debug": False}
 
-EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 class UserError(Exception):
