@@ -34,7 +34,6 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
 STATE = {"debug": False}
 
 
-
 class UserError(Exception):
     """A problem with what the user gave us: one line, exit 2."""
 
