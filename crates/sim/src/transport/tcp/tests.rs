@@ -216,3 +216,18 @@ fn traces_show_alpha_only_for_dctcp() {
     assert!(Conn::new(0, 1000, params(CcName::Reno, true)).cc.alpha().is_nan());
     assert_eq!(Conn::new(0, 1000, params(CcName::Dctcp, true)).cc.alpha(), 1.0);
 }
+
+#[test]
+fn dctcp_never_cuts_below_two_segments() {
+    // α = 1 halves the window on ECE: from 2 MSS that would be 1 MSS; DCTCP floors it at 2 MSS (Linux
+    // tcp_dctcp: max(cwnd·(1 − α/2), 2)). Reno's own floor is 2 MSS too (RFC 5681).
+    for cc in [CcName::Dctcp, CcName::Reno] {
+        let mut c = Conn::new(0, 1_000_000, params(cc, true));
+        let mut out = vec![];
+        c.start(0, &mut out);
+        c.w.cwnd = 2000.0;
+        c.w.ssthresh = 2000.0;
+        c.on_ack(10, &ack(1000, true, 0), &mut out);
+        assert_eq!(c.w.cwnd, 2000.0, "{cc:?}");
+    }
+}
