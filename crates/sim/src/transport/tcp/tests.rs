@@ -214,7 +214,14 @@ fn ranges_merge() {
 fn traces_show_alpha_only_for_dctcp() {
     // `flow_trace.alpha`: NaN for a control without one, DCTCP's estimate (1 at the start, RFC 8257) otherwise.
     assert!(Conn::new(0, 1000, params(CcName::Reno, true)).cc.alpha().is_nan());
-    assert_eq!(Conn::new(0, 1000, params(CcName::Dctcp, true)).cc.alpha(), 1.0);
+    let mut c = Conn::new(0, 100_000, params(CcName::Dctcp, true));
+    assert_eq!(c.cc.alpha(), 1.0);
+    // Through the connection (the trait's hooks, not the algorithm's own methods): the first ACK closes the
+    // first observation window with F = 0, so α = (1 − 1/16)·1.
+    let mut out = vec![];
+    c.start(0, &mut out);
+    c.on_ack(10, &ack(1000, false, 0), &mut out);
+    assert_eq!(c.cc.alpha(), 15.0 / 16.0);
 }
 
 #[test]
