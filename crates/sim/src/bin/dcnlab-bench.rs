@@ -11,6 +11,7 @@ const DEFAULT: &[&str] = &[
     "bench/fattree_k8_websearch.toml",
     "bench/leaf_spine_128_websearch60.toml",
     "bench/incast_16to1.toml",
+    "bench/sync_start_dumbbell.toml",
 ];
 
 /// Floors asserted on benchmark 1 (the side-by-side flow set) on any machine: packet-hops per
