@@ -35,9 +35,13 @@ test-python: build chromium
 
 test: test-rust test-python
 
+# make bench: this tree side by side with a baseline commit, built once under bench-results/ (bench/README.md).
+BASE ?= 0fb7fca
+RUNS ?= 5
 bench:
 	cargo build --release -p dcnlab-sim --bins
-	./target/release/dcnlab-bench --baseline bench-results/bench.json --out bench-results/bench.json
+	base=$$(bench/build_base.sh $(BASE)) && \
+		./target/release/dcnlab-bench --against "$$base" --base-name $(BASE) --runs $(RUNS) --out bench-results/ab.json
 
 clean:
 	rm -rf $(VENV) target bench-results results

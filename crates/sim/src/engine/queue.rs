@@ -1,13 +1,18 @@
 //! The event queue: one priority queue ordered by (time, insertion sequence), holding small `Copy` events.
 //!
 //! Near events — a packet finishing serialisation, a packet reaching the end of a link — go into a
-//! timing wheel of 8.192 ns slots that covers the next 67 µs; a bitmap finds the next non-empty slot, and
-//! a slot rarely holds more than one or two entries (kept as a linked list in one pool of nodes, so the
-//! wheel stays a few tens of KB and hot in cache), so finding the earliest is a short scan. Far events
-//! (retransmission timers, flow arrivals, samples) go into a binary heap. A pop takes the smaller head of
-//! the two, so the order is exactly (time, sequence) and runs stay deterministic. On benchmark 1 this
-//! costs a fraction of a binary heap holding everything (measured with callgrind: see README); a radix
-//! heap was tried too and was slower, because entries cluster within a few µs of "now".
+//! timing wheel of 8.192 ns slots that covers the next 67 µs; a bitmap finds the next non-empty slot.
+//! Each slot's entries are a list kept sorted by (time, sequence) in one pool of nodes (so the wheel stays
+//! a few tens of KB and hot in cache), so a pop takes the list's head. A push lands at the list's tail
+//! whenever its time is not earlier than the tail's, which is every tie (the newest sequence goes last)
+//! and most pushes; an earlier one walks from the head, at most SCAN entries, and otherwise waits in the
+//! heap — so a crowded slot (thousands of hosts starting at one instant) costs O(1) or O(log n) per
+//! entry, not the O(k) per pop of scanning an unsorted slot. Far events (retransmission timers, flow
+//! arrivals, samples) go into a binary heap. A pop takes the smaller head of the two, so the order is
+//! exactly (time, sequence) and runs stay deterministic. On benchmark 1 this costs a fraction of a binary
+//! heap holding everything (measured with callgrind: see README); a radix heap was tried too and was
+//! slower, because entries cluster within a few µs of "now". Narrower slots would not help a crowded
+//! one: its entries share one time (measured: bench/README.md).
 
 use crate::units::Time;
 use std::cmp::Ordering;
@@ -15,6 +20,9 @@ use std::collections::BinaryHeap;
 
 /// log2 of the slot width in picoseconds.
 const SHIFT: u32 = 13;
+/// The most entries of a slot an out-of-order push walks past; one that would go further waits in the
+/// heap.
+const SCAN: u32 = 16;
 /// log2 of the number of slots.
 const BITS: u32 = 13;
 const SLOTS: usize = 1 << BITS;
@@ -63,8 +71,9 @@ struct Node<E> {
 }
 
 pub struct EventQueue<E: Copy> {
-    /// Head of each slot's list in `pool` (NIL when empty).
-    heads: Vec<u32>,
+    /// Each slot's entries form a circular list in `pool`, sorted by (time, sequence); `tails[s]` is the
+    /// slot's last entry (NIL when empty) and its `next` the first, so both ends are one step away.
+    tails: Vec<u32>,
     pool: Vec<Node<E>>,
     free: u32,
     /// Bit i set ⇔ slot i holds entries.
@@ -80,7 +89,7 @@ pub struct EventQueue<E: Copy> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heads: vec![NIL; SLOTS],
+            tails: vec![NIL; SLOTS],
             pool: Vec::with_capacity(4096),
             free: NIL,
             bits: vec![0; WORDS],
@@ -99,6 +108,20 @@ impl<E: Copy> EventQueue<E> {
         self.len() == 0
     }
 
+    #[inline]
+    fn alloc(&mut self, it: Item<E>, next: u32) -> u32 {
+        let node = Node { it, next };
+        if self.free != NIL {
+            let n = self.free;
+            self.free = self.pool[n as usize].next;
+            self.pool[n as usize] = node;
+            n
+        } else {
+            self.pool.push(node);
+            (self.pool.len() - 1) as u32
+        }
+    }
+
     /// Schedule `ev` at `t` (never before the last popped time).
     #[inline]
     pub fn push(&mut self, t: Time, ev: E) {
@@ -108,22 +131,47 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(abs >= self.cur, "event scheduled in the past");
         if abs < self.cur + SLOTS as u64 {
             let s = (abs & MASK) as usize;
-            let node = Node { it, next: self.heads[s] };
-            let n = if self.free != NIL {
-                let n = self.free;
-                self.free = self.pool[n as usize].next;
-                self.pool[n as usize] = node;
-                n
+            let tail = self.tails[s];
+            if tail == NIL {
+                let n = self.alloc(it, NIL);
+                self.pool[n as usize].next = n;
+                self.tails[s] = n;
+                self.bits[s >> 6] |= 1 << (s & 63);
+            } else if self.pool[tail as usize].it.t <= t {
+                // The usual case, and every tie: the newest sequence goes last.
+                let n = self.alloc(it, self.pool[tail as usize].next);
+                self.pool[tail as usize].next = n;
+                self.tails[s] = n;
             } else {
-                self.pool.push(node);
-                (self.pool.len() - 1) as u32
-            };
-            self.heads[s] = n;
-            self.bits[s >> 6] |= 1 << (s & 63);
+                self.insert(s, it);
+                return;
+            }
             self.in_wheel += 1;
         } else {
             self.far.push(it);
         }
+    }
+
+    /// Put `it` into slot `s` before its first later entry, walking at most SCAN entries; in a slot
+    /// more crowded than that (a synchronised start, a large incast) it waits in the heap instead, which
+    /// the pop compares with the wheel's head anyway. So no push costs more than SCAN steps and a pop
+    /// none, where a scan of the slot at each pop cost O(k²) to drain k entries.
+    #[inline]
+    fn insert(&mut self, s: usize, it: Item<E>) {
+        let mut prev = self.tails[s];
+        let mut n = self.pool[prev as usize].next;
+        for _ in 0..SCAN {
+            // The tail is later than `it`, so the walk stops at the tail at the latest.
+            if self.pool[n as usize].it.t > it.t {
+                let m = self.alloc(it, n);
+                self.pool[prev as usize].next = m;
+                self.in_wheel += 1;
+                return;
+            }
+            prev = n;
+            n = self.pool[n as usize].next;
+        }
+        self.far.push(it);
     }
 
     /// The first non-empty slot at or after the cursor, in wheel order.
@@ -151,48 +199,36 @@ impl<E: Copy> EventQueue<E> {
     /// Remove and return the earliest entry if its time is ≤ `limit`; otherwise leave everything as is.
     #[inline]
     pub fn pop_before(&mut self, limit: Time) -> Option<(Time, E)> {
-        // (slot, node before the earliest (NIL if it is the head), earliest node, its key)
+        // The wheel's earliest is the head of the first non-empty slot: (slot, node, key).
         let wheel = self.next_slot().map(|s| {
-            let head = self.heads[s];
-            let (mut best_prev, mut best) = (NIL, head);
-            let (mut prev, mut n) = (head, self.pool[head as usize].next);
-            while n != NIL {
-                if self.pool[n as usize].it.key() < self.pool[best as usize].it.key() {
-                    best = n;
-                    best_prev = prev;
-                }
-                prev = n;
-                n = self.pool[n as usize].next;
-            }
-            (s, best_prev, best, self.pool[best as usize].it.key())
+            let head = self.pool[self.tails[s] as usize].next;
+            (s, head, self.pool[head as usize].it.key())
         });
         let far = self.far.peek().map(|it| it.key());
         let from_wheel = match (wheel, far) {
             (None, None) => return None,
-            (Some((_, _, _, k)), Some(f)) => k < f,
+            (Some((_, _, k)), Some(f)) => k < f,
             (Some(_), None) => true,
             (None, Some(_)) => false,
         };
         if from_wheel {
-            let (s, prev, n, (t, _)) = wheel.unwrap();
+            let (s, n, (t, _)) = wheel.unwrap();
             if t > limit {
                 return None;
             }
+            let tail = self.tails[s];
             let node = self.pool[n as usize];
-            if prev == NIL {
-                self.heads[s] = node.next;
+            if n == tail {
+                self.tails[s] = NIL;
+                self.bits[s >> 6] &= !(1 << (s & 63));
             } else {
-                self.pool[prev as usize].next = node.next;
+                self.pool[tail as usize].next = node.next;
             }
             self.pool[n as usize].next = self.free;
             self.free = n;
-            if self.heads[s] == NIL {
-                self.bits[s >> 6] &= !(1 << (s & 63));
-            }
-            let it = node.it;
             self.in_wheel -= 1;
             self.cur = t >> SHIFT;
-            Some((it.t, it.ev))
+            Some((t, node.it.ev))
         } else {
             if far.unwrap().0 > limit {
                 return None;
@@ -213,11 +249,17 @@ impl<E: Copy> EventQueue<E> {
     /// Every pending entry, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Time, &E)> {
         let mut wheel = Vec::with_capacity(self.in_wheel);
-        for &h in &self.heads {
-            let mut n = h;
-            while n != NIL {
-                wheel.push(&self.pool[n as usize].it);
+        for &tail in &self.tails {
+            if tail == NIL {
+                continue;
+            }
+            let mut n = tail;
+            loop {
                 n = self.pool[n as usize].next;
+                wheel.push(&self.pool[n as usize].it);
+                if n == tail {
+                    break;
+                }
             }
         }
         wheel.into_iter().chain(self.far.iter()).map(|it| (it.t, &it.ev))
@@ -279,5 +321,55 @@ mod tests {
         assert_eq!(q.pop(), Some((60_000, 4)));
         assert_eq!(q.pop(), Some((100_000_000_000, 2)));
         assert!(q.is_empty());
+    }
+
+    /// Many entries in one slot — in time order, reversed, shuffled, all at one time — pop in (time,
+    /// sequence) order, with pops and pushes interleaved; far more than SCAN, so out-of-order ones walk
+    /// the slot or wait in the heap. Some entries are pushed while the slot is beyond the
+    /// wheel's horizon (they wait in the heap) and tie with later ones that land in the wheel.
+    #[test]
+    fn crowded_slot_pops_in_time_then_insertion_order() {
+        let mut rng = crate::rng::stream(2, "q", 0);
+        let base: Time = 100_000 << SHIFT; // a slot boundary beyond the horizon seen from time 0
+        let width = 1u64 << SHIFT;
+        for pattern in 0..4 {
+            let mut q = EventQueue::new();
+            let mut reference: Vec<(Time, u64)> = Vec::new();
+            let mut id = 0u64;
+            let mut now = 0;
+            let push = |q: &mut EventQueue<u64>, reference: &mut Vec<(Time, u64)>, i: u64, now: Time, rng: &mut crate::rng::Rng| {
+                let off = match pattern {
+                    0 => i % width,                                // in time order
+                    1 => width - 1 - i % width,                    // reversed
+                    2 => [0, 0, 7, 4095, 4096, width - 1][rng.gen_range(0..6)], // shuffled, many ties
+                    _ => 100,                                      // all at one time
+                };
+                let t = (base + off).max(now);
+                q.push(t, i);
+                reference.push((t, i));
+            };
+            for _ in 0..300 {
+                push(&mut q, &mut reference, id, now, &mut rng);
+                id += 1;
+            }
+            let mut popped = Vec::new();
+            let mut expect = Vec::new();
+            while !reference.is_empty() {
+                if id < 3000 && rng.gen_bool(0.5) {
+                    push(&mut q, &mut reference, id, now, &mut rng);
+                    id += 1;
+                } else {
+                    let (t, e) = q.pop().unwrap();
+                    now = t;
+                    popped.push((t, e));
+                    let (i, _) = reference.iter().enumerate().min_by_key(|(_, x)| **x).unwrap();
+                    expect.push(reference.swap_remove(i));
+                }
+                assert_eq!(q.len(), reference.len());
+                assert_eq!(q.iter().count(), reference.len());
+            }
+            assert_eq!(popped, expect, "pattern {pattern}");
+            assert!(q.pop().is_none());
+        }
     }
 }
