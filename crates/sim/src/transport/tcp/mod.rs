@@ -320,8 +320,10 @@ impl Conn {
             return;
         }
         self.timeouts += 1;
+        self.sync_window();
         let flight = (self.snd_max - self.snd_una) as f64;
         self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
+        self.cc.on_timeout(&self.w, now);
         self.w.cwnd = self.w.mss;
         self.recover = self.snd_max;
         self.ecn_recover = self.snd_max;
