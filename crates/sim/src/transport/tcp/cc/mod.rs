@@ -7,6 +7,7 @@
 //! table, as every other algorithm choice of a scenario: `cc = "cubic"` takes its defaults,
 //! `cc = { kind = "cubic", beta = 0.8 }` sets keys (errors name `….cc.beta`).
 
+pub mod cubic;
 pub mod dctcp;
 pub mod reno;
 
@@ -231,4 +232,5 @@ macro_rules! registry {
 registry! {
     Reno = "reno" => reno::Reno,
     Dctcp = "dctcp" => dctcp::Dctcp,
+    Cubic = "cubic" => cubic::Cubic,
 }
