@@ -10,6 +10,7 @@
 pub mod cubic;
 pub mod dctcp;
 pub mod reno;
+pub mod vegas;
 
 use super::TcpParams;
 use crate::config::kind::{de_variant, take_kind, PATH_MARK};
@@ -233,4 +234,5 @@ registry! {
     Reno = "reno" => reno::Reno,
     Dctcp = "dctcp" => dctcp::Dctcp,
     Cubic = "cubic" => cubic::Cubic,
+    Vegas = "vegas" => vegas::Vegas,
 }
