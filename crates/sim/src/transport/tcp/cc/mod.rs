@@ -9,6 +9,7 @@
 
 pub mod cubic;
 pub mod dctcp;
+pub mod illinois;
 pub mod reno;
 pub mod vegas;
 
@@ -235,4 +236,5 @@ registry! {
     Dctcp = "dctcp" => dctcp::Dctcp,
     Cubic = "cubic" => cubic::Cubic,
     Vegas = "vegas" => vegas::Vegas,
+    Illinois = "illinois" => illinois::Illinois,
 }
