@@ -9,6 +9,7 @@
 
 pub mod cubic;
 pub mod dctcp;
+pub mod highspeed;
 pub mod illinois;
 pub mod reno;
 pub mod vegas;
@@ -237,4 +238,5 @@ registry! {
     Cubic = "cubic" => cubic::Cubic,
     Vegas = "vegas" => vegas::Vegas,
     Illinois = "illinois" => illinois::Illinois,
+    HighSpeed = "highspeed" => highspeed::HighSpeed,
 }
