@@ -249,3 +249,29 @@ fn sojourn_aqms_check_their_units_and_names() {
         Sim::from_toml(&replaced("aqm = { kind = \"dctcp_red\", threshold = \"65KB\" }", &format!("aqm = {ok}"))).unwrap();
     }
 }
+
+#[test]
+fn a_congestion_controls_table_names_its_bad_key() {
+    let cc = |t: &str| err(&replaced("cc = \"dctcp\"", &format!("cc = {t}")));
+    let (f, m) = cc("{ kind = \"cubic\", beta = 1.5 }");
+    assert_eq!(f, "host.transport.cc.beta");
+    assert!(m.contains("(0, 1)"), "{m}");
+    let (f, m) = cc("{ kind = \"cubic\", betta = 0.5 }");
+    assert_eq!(f, "host.transport.cc.betta");
+    assert!(m.contains("betta"), "{m}");
+    let (f, m) = cc("{ kind = \"cubci\" }");
+    assert_eq!(f, "host.transport.cc.kind");
+    assert!(m.contains("cubci") && m.contains("cubic"), "{m}");
+    let (f, _) = cc("{ beta = 0.5 }");
+    assert_eq!(f, "host.transport.cc");
+    let (f, _) = cc("3");
+    assert_eq!(f, "host.transport.cc");
+    // Keys of a control without any are refused too.
+    let (f, _) = cc("{ kind = \"reno\", beta = 0.5 }");
+    assert_eq!(f, "host.transport.cc.beta");
+    // A traffic entry's table is checked under its own path.
+    let t = BASE.replace("flows = 10", "flows = 10\ntransport = { cc = { kind = \"cubic\", c = -1.0 } }");
+    let (f, _) = err(&t);
+    assert_eq!(f, "traffic[0].transport.cc.c");
+    Sim::from_toml(&replaced("cc = \"dctcp\"", "cc = { kind = \"cubic\", beta = 0.8, hystart = true }")).unwrap();
+}

@@ -1,6 +1,6 @@
 //! `transport = { kind = "tcp", … }`: TCP's keys, defaults and checks, and the resolved [`TcpParams`].
 
-use super::cc::CcName;
+use super::cc::CcCfg;
 use crate::config::{ConfigError, DelAck};
 use crate::net::packet::HEADER_BYTES;
 use crate::units::{Bytes, Dur, Size, Time, MS, SEC};
@@ -12,9 +12,10 @@ const MAX_RTO: Time = (1 << 48) - 1;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cfg {
-    /// Congestion control: `reno` (with `ecn = true`: ECN*), `dctcp`.
+    /// Congestion control: a name, `reno` (with `ecn = true`: ECN*), `dctcp`, …, or a table
+    /// `{ kind = "<name>", … }` with the keys of that control's file (`cc/<name>.rs`).
     #[serde(default = "default_cc")]
-    pub cc: CcName,
+    pub cc: CcCfg,
     /// ECN negotiated for the flow; DCTCP implies it.
     pub ecn: Option<bool>,
     #[serde(default = "default_min_rto")]
@@ -48,8 +49,8 @@ pub struct Cfg {
     pub tsq_limit: Bytes,
 }
 
-fn default_cc() -> CcName {
-    CcName::Reno
+fn default_cc() -> CcCfg {
+    CcCfg::Reno(Default::default())
 }
 fn default_min_rto() -> Dur {
     Dur(5 * MS)
@@ -102,7 +103,7 @@ impl Default for Cfg {
 
 #[derive(Clone, Copy, Debug)]
 pub struct TcpParams {
-    pub cc: CcName,
+    pub cc: CcCfg,
     pub ecn: bool,
     pub mss: u32,
     pub init_cwnd: u32,
@@ -166,6 +167,7 @@ impl crate::transport::Setup for Cfg {
                 return Err(ConfigError::new(f("mss"), format!("must be between 1 B and MTU − 40 = {} B", mtu - HEADER_BYTES)));
             }
         }
+        self.cc.validate(&f("cc"))?;
         if self.wscale > 14 {
             return Err(ConfigError::new(f("wscale"), "window scale shift is 0–14 (RFC 7323)"));
         }

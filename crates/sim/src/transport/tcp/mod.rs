@@ -51,6 +51,8 @@ pub struct Conn {
     /// (RFC 7661; Linux's tcp_is_cwnd_limited).
     cwnd_limited: bool,
     // --- receiver ---
+    /// The control's [`cc::Cc::ACCURATE_ECN`], looked up once.
+    accurate_ecn: bool,
     pub rcv_nxt: u64,
     ooo: Vec<(u64, u64)>,
     ce_state: bool,
@@ -92,6 +94,7 @@ impl Conn {
             timeouts: 0,
             host_queued: 0,
             cwnd_limited: true,
+            accurate_ecn: p.cc.accurate_ecn(),
             rcv_nxt: 0,
             ooo: Vec::new(),
             ce_state: false,
@@ -320,8 +323,10 @@ impl Conn {
             return;
         }
         self.timeouts += 1;
+        self.sync_window();
         let flight = (self.snd_max - self.snd_una) as f64;
         self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
+        self.cc.on_timeout(&self.w, now);
         self.w.cwnd = self.w.mss;
         self.recover = self.snd_max;
         self.ecn_recover = self.snd_max;
@@ -335,7 +340,7 @@ impl Conn {
 
     fn ack_out(&mut self, extra: u8, ts_echo: Time) -> Out {
         let mut f = flags::ACK | extra;
-        let ece = if self.p.cc.accurate_ecn() { self.ce_state } else { self.ece_latch };
+        let ece = if self.accurate_ecn { self.ce_state } else { self.ece_latch };
         if ece && self.p.ecn {
             f |= flags::ECE;
         }
@@ -356,7 +361,7 @@ impl Conn {
         let (seq, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         let had_hole = !self.ooo.is_empty();
         let mut immediate = self.p.delack <= 1;
-        if self.p.cc.accurate_ecn() && ce != self.ce_state {
+        if self.accurate_ecn && ce != self.ce_state {
             // DCTCP receiver: on a CE flip, first ACK what came before with the old state (RFC 8257 §3.2).
             if self.unacked_segs > 0 {
                 let ts = self.unacked_ts;
@@ -384,7 +389,7 @@ impl Conn {
         } else {
             immediate = true; // duplicate
         }
-        if !self.p.cc.accurate_ecn() && ce {
+        if !self.accurate_ecn && ce {
             self.ece_latch = true;
         }
         if self.unacked_segs == 0 {

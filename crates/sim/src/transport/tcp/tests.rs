@@ -1,10 +1,10 @@
 //! TCP against RFC 5681/6582/6298/3168/8257 behaviour, on hand-built ACK and data sequences.
 
-use super::cc::CcName;
+use super::cc::CcCfg;
 use super::*;
 use crate::net::packet::Ecn;
 
-fn params(cc: CcName, ecn: bool) -> TcpParams {
+fn params(cc: CcCfg, ecn: bool) -> TcpParams {
     TcpParams {
         cc,
         ecn,
@@ -48,7 +48,7 @@ fn segs(out: &[Out]) -> Vec<u64> {
 
 #[test]
 fn initial_window_then_slow_start() {
-    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut c = Conn::new(0, 100_000, params(CcCfg::Reno(Default::default()), false));
     let mut out = vec![];
     c.start(0, &mut out);
     assert_eq!(segs(&out), vec![0, 1000, 2000, 3000]);
@@ -61,7 +61,7 @@ fn initial_window_then_slow_start() {
 
 #[test]
 fn three_dupacks_fast_retransmit_then_newreno_recovery() {
-    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut c = Conn::new(0, 100_000, params(CcCfg::Reno(Default::default()), false));
     let mut out = vec![];
     c.w.cwnd = 10_000.0;
     c.start(0, &mut out);
@@ -91,7 +91,7 @@ fn three_dupacks_fast_retransmit_then_newreno_recovery() {
 
 #[test]
 fn rto_backs_off_exponentially_from_min_rto() {
-    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut c = Conn::new(0, 100_000, params(CcCfg::Reno(Default::default()), false));
     let mut out = vec![];
     c.start(0, &mut out);
     assert_eq!(c.rto_timer.deadline, Some(5 * crate::units::MS));
@@ -117,7 +117,7 @@ fn rto_backs_off_exponentially_from_min_rto() {
 #[test]
 fn rto_backoff_stops_at_max_rto() {
     let ms = crate::units::MS;
-    let mut p = params(CcName::Reno, false);
+    let mut p = params(CcCfg::Reno(Default::default()), false);
     p.max_rto = 20 * ms;
     let mut c = Conn::new(0, 100_000, p);
     let mut out = vec![];
@@ -135,7 +135,7 @@ fn rto_backoff_stops_at_max_rto() {
 
 #[test]
 fn congestion_control_sees_latest_smoothed_and_minimum_rtt() {
-    let mut c = Conn::new(0, 100_000, params(CcName::Reno, false));
+    let mut c = Conn::new(0, 100_000, params(CcCfg::Reno(Default::default()), false));
     let mut out = vec![];
     c.start(0, &mut out);
     c.on_ack(100, &ack(1000, false, 0), &mut out);
@@ -152,7 +152,7 @@ fn congestion_control_sees_latest_smoothed_and_minimum_rtt() {
 
 #[test]
 fn ecn_star_halves_once_per_window() {
-    let mut c = Conn::new(0, 1_000_000, params(CcName::Reno, true));
+    let mut c = Conn::new(0, 1_000_000, params(CcCfg::Reno(Default::default()), true));
     let mut out = vec![];
     c.w.cwnd = 20_000.0;
     c.w.ssthresh = 20_000.0;
@@ -177,7 +177,7 @@ fn ecn_star_halves_once_per_window() {
 
 #[test]
 fn dctcp_receiver_echoes_ce_exactly() {
-    let mut p = params(CcName::Dctcp, true);
+    let mut p = params(CcCfg::Dctcp(Default::default()), true);
     p.delack = 2;
     let mut c = Conn::new(0, 100_000, p);
     let mut data = ack(0, false, 0);

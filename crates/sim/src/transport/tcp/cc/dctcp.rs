@@ -3,7 +3,7 @@
 //! on ECN-Echo, at most once per window: cwnd ← max(cwnd·(1 − alpha/2), 2·MSS). alpha₀ = 1 (Linux).
 //! Loss reactions and window growth are Reno's.
 
-use super::{AckInfo, Cc, TcpParams, Window};
+use super::{AckInfo, Cc, NoKeys, TcpParams, Window};
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug)]
@@ -42,9 +42,11 @@ impl Dctcp {
 }
 
 impl Cc for Dctcp {
+    /// g is the transport key `dctcp_g`, which predates the `cc` table.
+    type Cfg = NoKeys;
     const ACCURATE_ECN: bool = true;
     const NEEDS_ECN: bool = true;
-    fn build(p: &TcpParams, snd_nxt: u64) -> Self {
+    fn build(p: &TcpParams, _cfg: &NoKeys, snd_nxt: u64) -> Self {
         Dctcp::new(p.dctcp_g, snd_nxt)
     }
     #[inline]

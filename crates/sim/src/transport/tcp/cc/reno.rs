@@ -1,7 +1,7 @@
 //! Reno / NewReno (RFC 5681, RFC 6582). With `ecn = true` it is ECN* (Wu et al., CoNEXT 2012): RFC 3168
 //! TCP that halves once per window on ECN-Echo. Increase: slow start, then one MSS per RTT.
 
-use super::{Cc, TcpParams, Window};
+use super::{Cc, NoKeys, TcpParams, Window};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Reno;
@@ -15,7 +15,8 @@ impl Reno {
 }
 
 impl Cc for Reno {
-    fn build(_p: &TcpParams, _snd_nxt: u64) -> Self {
+    type Cfg = NoKeys;
+    fn build(_p: &TcpParams, _cfg: &NoKeys, _snd_nxt: u64) -> Self {
         Reno
     }
 }
