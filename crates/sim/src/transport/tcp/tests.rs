@@ -213,8 +213,8 @@ fn ranges_merge() {
 #[test]
 fn traces_show_alpha_only_for_dctcp() {
     // `flow_trace.alpha`: NaN for a control without one, DCTCP's estimate (1 at the start, RFC 8257) otherwise.
-    assert!(Conn::new(0, 1000, params(CcName::Reno, true)).cc.alpha().is_nan());
-    let mut c = Conn::new(0, 100_000, params(CcName::Dctcp, true));
+    assert!(Conn::new(0, 1000, params(CcCfg::Reno(Default::default()), true)).cc.alpha().is_nan());
+    let mut c = Conn::new(0, 100_000, params(CcCfg::Dctcp(Default::default()), true));
     assert_eq!(c.cc.alpha(), 1.0);
     // Through the connection (the trait's hooks, not the algorithm's own methods): the first ACK closes the
     // first observation window with F = 0, so α = (1 − 1/16)·1.
@@ -228,7 +228,7 @@ fn traces_show_alpha_only_for_dctcp() {
 fn dctcp_never_cuts_below_two_segments() {
     // α = 1 halves the window on ECE: from 2 MSS that would be 1 MSS; DCTCP floors it at 2 MSS (Linux
     // tcp_dctcp: max(cwnd·(1 − α/2), 2)). Reno's own floor is 2 MSS too (RFC 5681).
-    for cc in [CcName::Dctcp, CcName::Reno] {
+    for cc in [CcCfg::Dctcp(Default::default()), CcCfg::Reno(Default::default())] {
         let mut c = Conn::new(0, 1_000_000, params(cc, true));
         let mut out = vec![];
         c.start(0, &mut out);
