@@ -275,3 +275,13 @@ fn a_congestion_controls_table_names_its_bad_key() {
     assert_eq!(f, "traffic[0].transport.cc.c");
     Sim::from_toml(&replaced("cc = \"dctcp\"", "cc = { kind = \"cubic\", beta = 0.8, hystart = true }")).unwrap();
 }
+
+#[test]
+fn a_receive_window_below_the_window_scale_unit_is_refused() {
+    // rwnd >> wscale would be 0: a zero window that nothing opens.
+    let (f, m) = err(&replaced("cc = \"dctcp\"", "cc = \"dctcp\", rwnd = \"10KB\""));
+    assert_eq!(f, "host.transport.rwnd");
+    assert!(m.contains("16384") && m.contains("wscale"), "{m}");
+    Sim::from_toml(&replaced("cc = \"dctcp\"", "cc = \"dctcp\", rwnd = \"16384B\"")).unwrap();
+    Sim::from_toml(&replaced("cc = \"dctcp\"", "cc = \"dctcp\", rwnd = \"10KB\", wscale = 13")).unwrap();
+}

@@ -121,3 +121,41 @@ fn two_flows_of_each_guest_control_fill_and_share_the_bottleneck() {
         }
     }
 }
+
+/// AC/DC enforces its window through the receive window, in bytes and below one MSS (`spec/acdc.md` §6):
+/// a guest must then send segments of that size (RFC 1122's sender-side silly-window avoidance) or stall.
+#[test]
+fn a_receive_window_below_one_mss_still_carries_the_flow_in_short_segments() {
+    let run = |rwnd: &str| {
+        run_toml(&format!(
+            r#"
+stop = {{ all_flows_done = true, max_time = "1s" }}
+[topology]
+kind = "star"
+hosts = 2
+link = {{ rate = "10Gbps", delay = "1us" }}
+[host]
+transport = {{ kind = "tcp", cc = "cubic", rwnd = "{rwnd}", wscale = 0 }}
+[[traffic]]
+kind = "flows"
+list = [{{ src = 0, dst = 1, size = "20000B", start = "0us" }}]
+"#
+        ))
+        .unwrap()
+    };
+    let small = run("500B");
+    let f = &small.flows[0];
+    assert!(f.finish.is_some(), "a 500-byte window must not stall the flow");
+    // 40 segments of 500 bytes + 40 B of headers (a full-MSS sender would send 14 of 1460 and overrun the
+    // window), and 40 ACKs of 64 B.
+    let c = &small.meta.conservation;
+    assert_eq!((c.sent_packets, c.sent_bytes), (80, 40 * 540 + 40 * 64), "{c:?}");
+    assert_eq!(f.retransmits, 0);
+    // Stop-and-wait at one 500-byte segment per RTT (≈ 4.9 µs here): about 40 RTTs.
+    let fct = f.fct().unwrap() as f64 / 1e6;
+    eprintln!("FCT {fct} µs, base RTT {} µs", f.base_rtt as f64 / 1e6);
+    assert!(fct > 40.0 * 4.0 && fct < 40.0 * 8.0, "FCT {fct} µs");
+    // With a window of one MSS or more the segments are full again.
+    let c = run("64KB").meta.conservation;
+    assert_eq!(c.sent_packets, 14 + 14, "{c:?}");
+}

@@ -189,6 +189,12 @@ impl crate::transport::Setup for Cfg {
         if self.rwnd.0 == Size::Inf || self.rwnd.0.bytes(mtu as u64) == 0 {
             return Err(ConfigError::new(f("rwnd"), "must be a finite positive size"));
         }
+        // The receiver advertises rwnd >> wscale: below one unit of the scale that is a zero window, which
+        // nothing would ever open.
+        if self.rwnd.0.bytes(mtu as u64) < 1 << self.wscale {
+            let msg = format!("must be at least 2^wscale = {} B, or the receiver advertises a zero window; lower `wscale`", 1u64 << self.wscale);
+            return Err(ConfigError::new(f("rwnd"), msg));
+        }
         Ok(TcpParams {
             cc: self.cc,
             ecn,

@@ -42,6 +42,8 @@ pub struct Conn {
     rto: Time,
     backoff: u32,
     peer_rwnd: u64,
+    /// The largest window the peer has offered, Max(SND.WND) of RFC 1122's silly-window avoidance.
+    max_wnd: u64,
     pub rto_timer: Timer,
     pub retransmits: u32,
     pub timeouts: u32,
@@ -89,6 +91,7 @@ impl Conn {
             rto: p.min_rto,
             backoff: 0,
             peer_rwnd: p.rwnd,
+            max_wnd: p.rwnd,
             rto_timer: Timer::default(),
             retransmits: 0,
             timeouts: 0,
@@ -148,12 +151,13 @@ impl Conn {
         self.rto = (self.srtt + 4 * self.rttvar).max(self.p.min_rto).min(self.p.max_rto);
     }
 
-    fn seg_len(&self, seq: u64) -> u32 {
-        (self.size - seq).min(self.p.mss as u64) as u32
+    /// A retransmission from `seq`: one MSS at most, and no more than the peer's window (segments may have
+    /// been shorter than an MSS when the window was).
+    fn resend_len(&self, seq: u64) -> u32 {
+        (self.size - seq).min(self.p.mss as u64).min(self.peer_rwnd.max(1)) as u32
     }
 
-    fn send_seg(&mut self, seq: u64, now: Time, out: &mut Vec<Out>) -> u32 {
-        let len = self.seg_len(seq);
+    fn send_seg(&mut self, seq: u64, len: u32, now: Time, out: &mut Vec<Out>) {
         let mut f = flags::DATA;
         if self.send_cwr {
             f |= flags::CWR;
@@ -167,10 +171,9 @@ impl Conn {
         if self.rto_timer.deadline.is_none() {
             self.arm_rto(now);
         }
-        len
     }
 
-    /// Send new (or go-back-N) data while the window allows.
+    /// Send new (or go-back-N) data while the window allows ([`Conn::sendable`] says how much).
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Out>) {
         if !self.established {
             return;
@@ -178,20 +181,49 @@ impl Conn {
         let wnd = (self.w.cwnd.min(self.peer_rwnd as f64)) as u64;
         self.cwnd_limited = false;
         while self.snd_nxt < self.size {
-            let len = self.seg_len(self.snd_nxt) as u64;
-            let flight = self.flight();
-            if flight > 0 && flight + len > wnd {
+            let Some(len) = self.sendable(wnd) else {
                 self.cwnd_limited = true;
                 break;
-            }
+            };
             if self.host_queued > 0 && self.host_queued + len > self.p.tsq_limit {
                 break; // resumed when this connection's packets leave the NIC
             }
             let seq = self.snd_nxt;
-            self.send_seg(seq, now, out);
+            self.send_seg(seq, len as u32, now, out);
             self.snd_nxt += len;
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
+    }
+
+    /// How many bytes to send now, if any: RFC 1122 §4.2.3.4's sender-side silly-window avoidance (RFC 9293
+    /// §3.8.6.2.1; `spec/acdc.md` §6). With U the usable window — min(cwnd, the peer's window) less the
+    /// bytes in flight — and D the data not yet sent (all of it pushed: the application writes the whole
+    /// flow at once), send
+    ///   (1) one MSS if min(D, U) ≥ MSS;
+    ///   (2) all of D if D ≤ U;
+    ///   (3) U if U ≥ Fs·Max(SND.WND), Fs = 1/2 and Max(SND.WND) the largest window the peer offered;
+    ///   (4) U if nothing is in flight: the RFC's override, which it times at 0.1–1 s, taken at once,
+    ///       because with nothing in flight no ACK can come to open the window (acdc.md §6: a guest under
+    ///       a sub-MSS window must send short segments or stall).
+    /// Nagle's "[SND.NXT = SND.UNA and]" on (2) and (3) is left out: the TCP runs with Nagle off, as
+    /// datacenter stacks do. With windows of at least one MSS this is the full-segment rule it replaced.
+    #[inline]
+    fn sendable(&self, wnd: u64) -> Option<u64> {
+        let flight = self.flight();
+        // (1) and (2) at once: min(D, MSS) fits in U — one MSS when D ≥ MSS, else all of D.
+        let len = (self.size - self.snd_nxt).min(self.p.mss as u64);
+        if flight + len <= wnd {
+            Some(len)
+        } else {
+            self.short_segment(wnd, flight)
+        }
+    }
+
+    /// Rules (3) and (4) of [`Conn::sendable`], when less than min(D, MSS) is usable.
+    #[inline]
+    fn short_segment(&self, wnd: u64, flight: u64) -> Option<u64> {
+        let u = wnd.saturating_sub(flight);
+        (u > 0 && (flight == 0 || 2 * u >= self.max_wnd)).then_some(u)
     }
 
     fn sync_window(&mut self) {
@@ -225,6 +257,7 @@ impl Conn {
             return;
         }
         self.peer_rwnd = (pkt.win as u64) << self.p.wscale;
+        self.max_wnd = self.max_wnd.max(self.peer_rwnd);
         let a = pkt.ack;
         if a > self.snd_max {
             return;
@@ -241,7 +274,7 @@ impl Conn {
             self.sync_window();
             let info = self.ack_info(now, newly, ece);
             self.cc.on_ack(&self.w, &info);
-            let reduced = self.react_to_ece(ece, now);
+            let reduced = ece && self.react_to_ece(now);
             if self.in_recovery {
                 if a >= self.recover {
                     // Full ACK: deflate to min(ssthresh, FlightSize + MSS)  (RFC 6582 §3.2 step 3)
@@ -250,7 +283,7 @@ impl Conn {
                 } else {
                     // Partial ACK: retransmit the next hole, deflate by the amount acked, add back one MSS.
                     let s = self.snd_una;
-                    self.send_seg(s, now, out);
+                    self.send_seg(s, self.resend_len(s), now, out);
                     self.w.cwnd = (self.w.cwnd - newly as f64 + self.w.mss).max(self.w.mss);
                 }
             } else if !reduced && self.cwnd_limited {
@@ -267,14 +300,16 @@ impl Conn {
             self.sync_window();
             let info = self.ack_info(now, 0, ece);
             self.cc.on_ack(&self.w, &info);
-            self.react_to_ece(ece, now);
+            if ece {
+                self.react_to_ece(now);
+            }
             self.dupacks += 1;
             if self.dupacks == 3 && !self.in_recovery {
                 if a >= self.recover {
                     let flight = (self.snd_max - self.snd_una) as f64;
                     self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
                     let s = self.snd_una;
-                    self.send_seg(s, now, out);
+                    self.send_seg(s, self.resend_len(s), now, out);
                     self.w.cwnd = self.w.ssthresh + 3.0 * self.w.mss;
                     self.recover = self.snd_max;
                     self.ecn_recover = self.snd_max;
@@ -287,9 +322,10 @@ impl Conn {
         }
     }
 
-    /// ECN-Echo: reduce at most once per window of data (RFC 3168; DCTCP uses alpha).
-    fn react_to_ece(&mut self, ece: bool, now: Time) -> bool {
-        if !ece || self.in_recovery || self.snd_una <= self.ecn_recover && self.ecn_recover != 0 {
+    /// ECN-Echo: reduce at most once per window of data (RFC 3168; DCTCP uses alpha). Callers check ECE
+    /// first, so that an ACK without it costs no call.
+    fn react_to_ece(&mut self, now: Time) -> bool {
+        if self.in_recovery || self.snd_una <= self.ecn_recover && self.ecn_recover != 0 {
             return false;
         }
         let ss = self.cc.ssthresh_on_ece(&self.w, now).max(self.cc.min_cwnd(&self.w));

@@ -238,3 +238,89 @@ fn dctcp_never_cuts_below_two_segments() {
         assert_eq!(c.w.cwnd, 2000.0, "{cc:?}");
     }
 }
+
+/// Runs one connection to completion by handing its segments to its receiver end and the ACKs back, in
+/// order, without loss. Returns the length of every data segment sent.
+fn run_lossless(c: &mut Conn) -> Vec<u32> {
+    let mut lens = vec![];
+    let mut out = vec![];
+    let mut now = 0;
+    c.start(now, &mut out);
+    for _ in 0..10_000 {
+        if out.is_empty() {
+            break;
+        }
+        now += 1000;
+        for o in std::mem::take(&mut out) {
+            match o {
+                Out::Seg { seq, len, flags: f, ts } => {
+                    lens.push(len);
+                    let mut p = ack(0, false, ts);
+                    (p.seq, p.payload, p.flags) = (seq, len, f);
+                    c.on_data(now, &p, &mut out);
+                }
+                Out::Ack { ack: a, win, ts_echo, .. } => {
+                    let mut p = ack(a, false, ts_echo);
+                    p.win = win;
+                    c.on_ack(now, &p, &mut out);
+                }
+            }
+        }
+    }
+    assert!(c.closed(), "the flow did not complete");
+    lens
+}
+
+#[test]
+fn a_peer_window_below_one_mss_sends_segments_of_that_size() {
+    // rwnd 500 B, MSS 1000: each segment is the whole usable window (rule 3: 500 ≥ 500/2; rule 4 too).
+    // A sender that always sent a full MSS would send 1000-byte segments beyond the window.
+    let mut p = params(CcCfg::Reno(Default::default()), false);
+    (p.rwnd, p.wscale) = (500, 0);
+    let lens = run_lossless(&mut Conn::new(0, 3200, p));
+    assert_eq!(lens, vec![500, 500, 500, 500, 500, 500, 200]);
+}
+
+#[test]
+fn a_cwnd_below_one_mss_sends_it_when_nothing_is_in_flight() {
+    // The peer's window is 1 GB, so rule 3 cannot fire: a 600-byte cwnd is sent whole only because nothing
+    // is in flight (rule 4), and nothing more until it is acknowledged.
+    let mut c = Conn::new(0, 10_000, params(CcCfg::Reno(Default::default()), false));
+    c.w.cwnd = 600.0;
+    let mut out = vec![];
+    c.start(0, &mut out);
+    assert_eq!(out, vec![Out::Seg { seq: 0, len: 600, flags: flags::DATA, ts: 0 }]);
+}
+
+#[test]
+fn short_segments_wait_while_the_usable_window_is_below_half_the_largest_offered() {
+    let mut p = params(CcCfg::Reno(Default::default()), false);
+    (p.rwnd, p.wscale) = (800, 0);
+    let mut c = Conn::new(0, 10_000, p);
+    let lens = |out: &mut Vec<Out>| -> Vec<u32> {
+        out.drain(..).filter_map(|o| if let Out::Seg { len, .. } = o { Some(len) } else { None }).collect()
+    };
+    let mut out = vec![];
+    c.start(0, &mut out);
+    assert_eq!(lens(&mut out), vec![800]);
+    let mut a = ack(400, false, 0);
+    a.win = 800;
+    // 400 acknowledged: U = 400 ≥ 800/2 — send it (rule 3), with data still in flight.
+    c.on_ack(10, &a, &mut out);
+    assert_eq!(lens(&mut out), vec![400]);
+    // 100 more: U = 100 < 400 and data in flight — wait rather than send a silly 100-byte segment.
+    a.ack = 500;
+    c.on_ack(20, &a, &mut out);
+    assert_eq!(lens(&mut out), Vec::<u32>::new());
+    // Everything acknowledged: the whole window again.
+    a.ack = 1200;
+    c.on_ack(30, &a, &mut out);
+    assert_eq!(lens(&mut out), vec![800]);
+}
+
+#[test]
+fn windows_of_an_mss_or_more_send_full_segments_and_the_short_tail() {
+    let mut c = Conn::new(0, 4500, params(CcCfg::Reno(Default::default()), false));
+    let lens = run_lossless(&mut c);
+    assert_eq!(lens, vec![1000, 1000, 1000, 1000, 500]);
+}

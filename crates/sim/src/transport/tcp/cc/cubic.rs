@@ -292,12 +292,27 @@ mod tests {
     }
 
     #[test]
+    fn a_loss_at_w_max_keeps_it_and_the_floor_is_two_segments() {
+        // Fast convergence only below W_max: a loss at exactly W_max = 100 keeps it at 100, not 85.
+        let mut c = Cubic::new(Cfg::default(), 0);
+        c.ssthresh_on_loss(&win(100.0, 1e9), 0.0, 0);
+        c.ssthresh_on_loss(&win(100.0, 1e9), 0.0, 0);
+        assert_eq!(c.w_max, 100.0);
+        // max(β·cwnd, 2·MSS): 0.7·2 segments is below the floor.
+        assert_eq!(c.ssthresh_on_loss(&win(2.0, 1e9), 0.0, 0), 2.0 * MSS);
+        assert_eq!(c.ssthresh_on_ece(&win(3.0, 1e9), 0), 2100.0);
+    }
+
+    #[test]
     fn target_is_capped_at_one_and_a_half_cwnd_and_never_shrinks_cwnd() {
         // 10 s into an epoch from 10 segments: W_cubic = 10 + 0.4·10³ = 410, capped at 15, so one ACK adds
         // (15 − 10)/10 = 0.5 segment.
         let mut c = Cubic::new(Cfg { tcp_friendliness: false, ..Cfg::default() }, 0);
         let mut w = win(10.0, 10_000.0);
+        // At the epoch's first ACK with no RTT yet, target = origin = cwnd: not above it, so the tiny
+        // increase.
         c.increase(&mut w, &ack(0, 0, 0));
+        assert!(close(w.cwnd, 10_000.0 + 1000.0 * 0.01 / 10.0), "{}", w.cwnd);
         w.cwnd = 10_000.0;
         c.increase(&mut w, &ack(10 * SEC, 0, 0));
         assert!(close(w.cwnd, 10_500.0), "{}", w.cwnd);
@@ -343,6 +358,60 @@ mod tests {
     }
 
     #[test]
+    fn hystart_ack_train_counts_acks_up_to_two_ms_apart_within_a_round() {
+        // ACKs exactly 2 ms apart still make a train; RTT_min 5 ms puts the threshold at 2.5 ms, passed
+        // at the third ACK (4 ms after the round began).
+        let mut c = Cubic::new(Cfg { hystart: true, ..Cfg::default() }, 0);
+        let mut w = win(16.0, f64::INFINITY);
+        for i in 0..3u64 {
+            w.snd_una = 1 + i;
+            c.increase(&mut w, &ack(i * 2 * MS, 5 * MS, 5 * MS));
+        }
+        assert_eq!(w.ssthresh, 18_000.0);
+        // A round ends only when snd_una passes its end (snd_nxt at its start, here 5): an ACK at exactly
+        // 5 does not restart it, so the train of 10 µs ACKs still ends slow start at 60 µs.
+        let mut c = Cubic::new(Cfg { hystart: true, ..Cfg::default() }, 0);
+        let mut w = win(16.0, f64::INFINITY);
+        w.snd_nxt = 5;
+        for i in 0..7u64 {
+            w.snd_una = (1 + i).min(5);
+            c.increase(&mut w, &ack(i * 10 * US, 100 * US, 100 * US));
+        }
+        assert_eq!(w.ssthresh, 22_000.0);
+        // Once found, HyStart stays quiet for the connection's slow starts after fast recovery.
+        w.ssthresh = 40_000.0;
+        for i in 7..20u64 {
+            c.increase(&mut w, &ack(i * 10 * US, 100 * US, 100 * US));
+        }
+        assert_eq!(w.ssthresh, 40_000.0);
+    }
+
+    #[test]
+    fn hystart_delay_threshold_is_clamped_between_4_and_16_ms() {
+        // delay_min/8 inside the clamp (40 ms → 5 ms), at its floor (1 ms → 4 ms), at its ceiling
+        // (200 ms → 16 ms): the round's smallest of ≥ 8 samples must exceed delay_min + that.
+        for (min, limit) in [(40 * MS, 45 * MS), (MS, 5 * MS), (200 * MS, 216 * MS)] {
+            for (rtt, ends) in [(limit, false), (limit + 1, true)] {
+                let mut c = Cubic::new(Cfg { hystart: true, ..Cfg::default() }, 0);
+                let mut w = win(16.0, f64::INFINITY);
+                w.snd_una = 1;
+                for i in 0..9u64 {
+                    c.increase(&mut w, &ack(i * 300 * MS, min, rtt));
+                }
+                assert_eq!(w.ssthresh.is_finite(), ends, "min {min}, rtt {rtt}");
+            }
+        }
+        // An ACK without an RTT sample is not one of the samples.
+        let mut c = Cubic::new(Cfg { hystart: true, ..Cfg::default() }, 0);
+        let mut w = win(16.0, f64::INFINITY);
+        w.snd_una = 1;
+        for i in 0..10u64 {
+            c.increase(&mut w, &ack(i * 3 * MS, MS, if i == 3 { 0 } else { 5 * MS + 1 }));
+        }
+        assert!(w.ssthresh.is_finite());
+    }
+
+    #[test]
     fn hystart_delay_increase_needs_the_clamped_threshold_and_eight_samples() {
         // ACKs 3 ms apart (no train); RTT_min 1 ms, so the threshold is 1 + clamp(0.125, 4, 16) = 5 ms.
         for (rtt, ends) in [(5 * MS, false), (5 * MS + 1, true)] {
@@ -365,6 +434,8 @@ mod tests {
         assert_eq!(e.field, "host.transport.cc.beta");
         let e = Cubic::validate(&Cfg { c: 0.0, ..Cfg::default() }, "cc").unwrap_err();
         assert_eq!(e.field, "cc.c");
+        assert_eq!(Cubic::validate(&Cfg { beta: 0.0, ..Cfg::default() }, "cc").unwrap_err().field, "cc.beta");
+        assert_eq!(Cubic::validate(&Cfg { c: f64::INFINITY, ..Cfg::default() }, "cc").unwrap_err().field, "cc.c");
         let mut c = Cubic::new(Cfg { beta: 0.5, ..Cfg::default() }, 0);
         assert_eq!(c.ssthresh_on_loss(&win(100.0, 1e9), 0.0, 0), 50_000.0);
     }

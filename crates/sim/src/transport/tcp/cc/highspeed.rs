@@ -275,11 +275,14 @@ mod tests {
             assert_eq!(h.ssthresh_on_loss(&win(segs), 0.0, 0), segs * MSS / 2.0);
         }
         assert_eq!(h.ssthresh_on_ece(&win(3.0), 0), 2.0 * MSS, "floor of 2 MSS");
-        // Slow start is Reno's at any window.
+        // Slow start is Reno's at any window; at cwnd = ssthresh it is over (a(501) = 6).
         let mut w = win(500.0);
         w.ssthresh = f64::INFINITY;
         h.increase(&mut w, &ack());
         assert_eq!(w.cwnd, 501.0 * MSS);
+        w.ssthresh = w.cwnd;
+        h.increase(&mut w, &ack());
+        assert_eq!(w.cwnd, 501.0 * MSS + 6.0 * MSS / 501.0);
     }
 
     #[test]
@@ -308,6 +311,15 @@ mod tests {
         assert_eq!(bad(Cfg { high_window: Some(30.0), ..formula }), "cc.high_window");
         assert_eq!(bad(Cfg { high_p: Some(0.01), ..formula }), "cc.high_p");
         assert_eq!(bad(Cfg { low_p: Some(1.0), ..formula }), "cc.low_p");
+        assert_eq!(bad(Cfg { low_p: Some(0.0), ..formula }), "cc.low_p");
+        assert_eq!(bad(Cfg { high_window: Some(38.0), ..formula }), "cc.high_window");
+        assert_eq!(bad(Cfg { high_p: Some(1e-3), ..formula }), "cc.high_p");
+        assert_eq!(bad(Cfg { high_p: Some(0.0), ..formula }), "cc.high_p");
+        assert_eq!(bad(Cfg { high_decrease: Some(0.0), ..formula }), "cc.high_decrease");
+        assert_eq!(bad(Cfg { low_window: Some(f64::INFINITY), ..formula }), "cc.low_window");
+        assert_eq!(bad(Cfg { low_window: Some(38.0), ..Cfg::default() }), "cc.low_window");
+        // The edges that are allowed: Low_Window 1, High_Decrease ½ (no decrease change).
+        assert!(HighSpeed::validate(&Cfg { low_window: Some(1.0), low_p: Some(0.5), high_decrease: Some(0.5), ..formula }, "cc").is_ok());
         assert_eq!(bad(Cfg { high_decrease: Some(0.6), ..formula }), "cc.high_decrease");
         // Low_Window 10 (with Reno's Low_P there, 1.44/10²) and High_Decrease 0.3: Reno up to 10 segments,
         // faster above, b(High_Window) = 0.3.

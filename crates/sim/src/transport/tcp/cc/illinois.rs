@@ -176,7 +176,7 @@ impl Cc for Illinois {
             self.sum_rtt += r as u128;
             self.cnt_rtt += 1;
         }
-        if ack.acked > 0 && w.snd_una > self.end_seq {
+        if w.snd_una > self.end_seq {
             self.update(w);
         }
     }
@@ -226,6 +226,16 @@ mod tests {
         assert!(close(i.alpha_for(100.0, 100.0), 0.3));
         assert!(close(i.alpha_for(50.5, 100.0), 0.582_524_271_844_660_2));
         assert!(close(i.alpha_for(2.0, 100.0), 7.538_071_065_989_847));
+    }
+
+    #[test]
+    fn a_delay_at_d1_is_still_low() {
+        // da = d1 exactly is the low-delay zone: it does not mark the delay as having been above d1, so
+        // the next low RTT gives α_max at once.
+        let mut i = Illinois::new(Cfg::default(), 0);
+        assert_eq!(i.alpha_for(1.0, 100.0), 10.0);
+        i.alpha = 0.3;
+        assert_eq!(i.alpha_for(0.0, 100.0), 10.0);
     }
 
     #[test]
@@ -310,11 +320,24 @@ mod tests {
         i.rtt_low = 3;
         i.on_timeout(&w, 0);
         assert_eq!((i.alpha, i.beta, i.rtt_low, i.rtt_above), (1.0, 0.5, 0, false));
-        // Slow start is Reno's.
+        // Slow start is Reno's; at cwnd = ssthresh congestion avoidance (α = 1 now) takes over.
         let mut w = win(4.0);
         w.ssthresh = f64::INFINITY;
         i.increase(&mut w, &ack(1000, 0));
         assert_eq!(w.cwnd, 5000.0);
+        w.ssthresh = 5000.0;
+        i.increase(&mut w, &ack(1000, 0));
+        assert_eq!(w.cwnd, 5200.0);
+    }
+
+    #[test]
+    fn a_round_without_rtt_samples_keeps_alpha_and_beta() {
+        let mut i = Illinois::new(Cfg::default(), 0);
+        (i.alpha, i.beta) = (0.7, 0.2);
+        let mut w = win(20.0);
+        w.snd_una = 1;
+        i.on_ack(&w, &ack(1000, 0));
+        assert_eq!((i.alpha, i.beta), (0.7, 0.2));
     }
 
     #[test]
@@ -326,7 +349,12 @@ mod tests {
         assert_eq!(bad(Cfg { beta_min: 1.0, ..d }), "cc.beta_min");
         assert_eq!(bad(Cfg { beta_max: 0.1, ..d }), "cc.beta_max");
         assert_eq!(bad(Cfg { theta: 0, ..d }), "cc.theta");
+        assert_eq!(bad(Cfg { beta_min: 0.0, ..d }), "cc.beta_min");
+        assert_eq!(bad(Cfg { beta_max: 1.0, ..d }), "cc.beta_max");
+        assert_eq!(bad(Cfg { alpha_max: f64::INFINITY, ..d }), "cc.alpha_max");
         assert!(Illinois::validate(&d, "cc").is_ok());
+        // Fixed α or β (min = max) is allowed.
+        assert!(Illinois::validate(&Cfg { alpha_min: 1.0, alpha_max: 1.0, beta_min: 0.5, beta_max: 0.5, ..d }, "cc").is_ok());
         let mut i = Illinois::new(Cfg { alpha_min: 1.0, alpha_max: 2.0, theta: 2, ..d }, 0);
         assert_eq!(i.alpha, 2.0);
         assert!(close(i.alpha_for(100.0, 100.0), 1.0));

@@ -194,7 +194,7 @@ macro_rules! registry {
                     $( CongestionControl::$variant(c) => c.on_ack(w, ack), )*
                 }
             }
-            #[inline]
+            #[inline(always)]
             pub fn increase(&mut self, w: &mut Window, ack: &AckInfo) {
                 match self {
                     $( CongestionControl::$variant(c) => c.increase(w, ack), )*

@@ -217,6 +217,40 @@ mod tests {
     }
 
     #[test]
+    fn boundaries_of_the_rules() {
+        let base = 100 * US;
+        // diff = 5·25/125 = 1 = γ exactly: still slow start (one MSS for the ACK).
+        let mut v = Vegas::new(Cfg::default(), 0);
+        let mut w = win(5.0, f64::INFINITY);
+        rtt_round(&mut v, &mut w, base, &[125 * US; 3]);
+        assert_eq!(w.cwnd, 6.0 * MSS);
+        // cwnd = ssthresh is congestion avoidance: diff 5 > β removes one MSS and pulls ssthresh to
+        // cwnd − MSS (slow start would cut to cwnd·baseRTT/rtt + 1 = 6 segments).
+        let mut v = Vegas::new(Cfg::default(), 0);
+        let mut w = win(10.0, 10.0 * MSS);
+        rtt_round(&mut v, &mut w, base, &[200 * US; 3]);
+        assert_eq!((w.cwnd, w.ssthresh), (9.0 * MSS, 8.0 * MSS));
+        // The RTT ends only when snd_una passes the recorded snd_nxt, not when it reaches it.
+        let mut v = Vegas::new(Cfg::default(), 0);
+        let mut w = win(20.0, 5.0 * MSS);
+        rtt_round(&mut v, &mut w, base, &[200 * US; 3]); // ends the first RTT (−1 MSS)
+        for _ in 0..3 {
+            v.on_ack(&w, &AckInfo { now: 0, acked: 1000, marked: 0, ece: false, rtt: Rtt { latest: 200 * US, srtt: 1, min: base } });
+        }
+        w.snd_una = v.beg_snd_nxt;
+        let a = AckInfo { now: 0, acked: 1000, marked: 0, ece: false, rtt: Rtt { latest: 0, srtt: 1, min: base } };
+        v.increase(&mut w, &a);
+        assert_eq!(w.cwnd, 19.0 * MSS);
+        // ACKs without an RTT sample are not samples: two samples and one without is still a Reno step.
+        let mut v = Vegas::new(Cfg::default(), 0);
+        let mut w = win(20.0, 10.0 * MSS);
+        let none = AckInfo { now: 0, acked: 1000, marked: 0, ece: false, rtt: Rtt { latest: 0, srtt: 1, min: base } };
+        v.on_ack(&w, &none);
+        rtt_round(&mut v, &mut w, base, &[200 * US; 2]);
+        assert_eq!(w.cwnd, 20.0 * MSS + MSS * MSS / (20.0 * MSS));
+    }
+
+    #[test]
     fn fewer_than_three_samples_is_one_reno_step() {
         let mut v = Vegas::new(Cfg::default(), 0);
         let mut w = win(20.0, 10.0 * MSS);
@@ -238,6 +272,11 @@ mod tests {
         w.snd_nxt = 50_000;
         assert_eq!(v.ssthresh_on_loss(&w, 16_000.0, 0), 8000.0); // Reno: FlightSize/2
         assert_eq!((v.cnt_rtt, v.min_rtt, v.beg_snd_nxt), (0, Time::MAX, 50_000));
+        // ECN-Echo: Reno's halving of cwnd, and the same restart.
+        v.on_ack(&w, &a);
+        w.snd_nxt = 60_000;
+        assert_eq!(v.ssthresh_on_ece(&w, 0), 10_000.0);
+        assert_eq!((v.cnt_rtt, v.min_rtt, v.beg_snd_nxt), (0, Time::MAX, 60_000));
         // α = 5: diff 3.33 now adds an MSS.
         let mut v = Vegas::new(Cfg { alpha: 5.0, beta: 6.0, gamma: 1.0 }, 0);
         let mut w = win(20.0, 5.0 * MSS);
@@ -247,5 +286,8 @@ mod tests {
         assert_eq!(e.field, "cc.beta");
         assert_eq!(Vegas::validate(&Cfg { gamma: -1.0, ..Cfg::default() }, "cc").unwrap_err().field, "cc.gamma");
         assert_eq!(Vegas::validate(&Cfg { alpha: f64::NAN, ..Cfg::default() }, "cc").unwrap_err().field, "cc.alpha");
+        assert_eq!(Vegas::validate(&Cfg { beta: f64::INFINITY, ..Cfg::default() }, "cc").unwrap_err().field, "cc.beta");
+        // Zeros and α = β are allowed.
+        assert!(Vegas::validate(&Cfg { alpha: 0.0, beta: 0.0, gamma: 0.0 }, "cc").is_ok());
     }
 }
