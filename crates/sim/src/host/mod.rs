@@ -7,7 +7,7 @@ pub mod delay;
 pub mod nic;
 pub mod vswitch;
 
-use crate::net::packet::{Ecn, Packet, PktId, ACK_BYTES, HEADER_BYTES};
+use crate::net::packet::{flags, Ecn, Packet, PktId, TcpOpt, ACK_BYTES, HEADER_BYTES};
 use crate::records::FlowRow;
 use crate::rng::{mix64, Rng};
 use crate::sim::{Ev, Sim};
@@ -179,6 +179,9 @@ impl Sim {
         let (src, dst, hash, rhash, prio, flow) = (slot.src, slot.dst, slot.hash, slot.rhash, slot.prio, slot.flow);
         let (dd, dc, da) = (slot.delay_data, slot.delay_ctl, slot.delay_ack);
         let ect = if slot.conn.ect() { Ecn::Ect } else { Ecn::NotEct };
+        // A SYN and a SYN-ACK carry the window-scale shift of their sender's end.
+        let wscale = slot.conn.wscale();
+        let syn_opt = |f: u8| if f & flags::SYN != 0 { TcpOpt::WScale(wscale) } else { TcpOpt::None };
         for o in out.drain(..) {
             let pias = &self.hosts.pias;
             let (pkt, from, delay) = match o {
@@ -200,6 +203,7 @@ impl Sim {
                         ecn: ect,
                         // PIAS: demote by the bytes the flow sent before this segment.
                         prio: if pias.is_empty() { prio } else { pias.iter().filter(|&&t| seq >= t).count() as u8 },
+                        opt: syn_opt(f),
                     },
                     src,
                     if len == 0 { dc } else { dd },
@@ -221,6 +225,7 @@ impl Sim {
                         flags: f,
                         ecn: Ecn::NotEct,
                         prio: if pias.is_empty() { prio } else { 0 },
+                        opt: syn_opt(f),
                     },
                     dst,
                     da,
@@ -310,6 +315,14 @@ impl Sim {
         match action {
             Action::Pass => true,
             Action::Hold => false,
+            Action::Consume => {
+                let size = self.arena.get(id).size as u64;
+                let c = &mut self.rec.meta.conservation;
+                c.delivered_packets += 1;
+                c.delivered_bytes += size;
+                self.arena.free(id);
+                false
+            }
             Action::Drop => {
                 self.rec.meta.drops.vswitch += 1;
                 self.drop_pkt(id);

@@ -17,6 +17,36 @@ pub mod flags {
     pub const FIN: u8 = 16;
     /// Carries data (payload > 0).
     pub const DATA: u8 = 32;
+    /// A reserved header bit AC/DC sets on a data segment it made ECN-capable: its guest sent it Not-ECT
+    /// (`host/vswitch/acdc.rs`; the first author's thesis keeps the guest's ECN capability this way).
+    pub const ACDC_ECT: u8 = 64;
+    /// An ACK made by a receiving vSwitch only to carry its feedback option; the sending vSwitch reads it
+    /// and consumes it, and no guest sees it.
+    pub const FEEDBACK_ONLY: u8 = 128;
+}
+
+/// TCP options a segment carries besides the timestamp (which every segment has: `Packet::ts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TcpOpt {
+    #[default]
+    None,
+    /// The window-scale shift of the SYN's or SYN-ACK's sender (RFC 7323 §2): the peer scales this end's
+    /// advertised windows by it.
+    WScale(u8),
+    /// AC/DC's feedback from the receiving vSwitch: the flow's payload bytes and CE-marked payload bytes it
+    /// has received, cumulative, modulo 2^32.
+    AcdcFeedback { total: u32, ce: u32 },
+}
+
+impl TcpOpt {
+    /// Bytes the option takes in the TCP header (padded to 4).
+    pub fn bytes(self) -> u32 {
+        match self {
+            TcpOpt::None => 0,
+            TcpOpt::WScale(_) => 4,
+            TcpOpt::AcdcFeedback { .. } => 12,
+        }
+    }
 }
 
 /// IP ECN codepoints.
@@ -52,6 +82,8 @@ pub struct Packet {
     pub ecn: Ecn,
     /// Traffic class → queue index at every port.
     pub prio: u8,
+    /// Options beyond the timestamp; their bytes are in `size` (none but AC/DC's and the SYN's window scale).
+    pub opt: TcpOpt,
 }
 
 impl Packet {

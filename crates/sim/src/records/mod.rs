@@ -145,6 +145,9 @@ pub struct Meta {
     /// The user stopped the run (Ctrl-C) before its end; the records hold what happened until then.
     pub interrupted: bool,
     pub tags: Vec<String>,
+    /// What the hosts' AC/DC vSwitches did, summed over hosts (absent without AC/DC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acdc: Option<crate::host::vswitch::acdc::Stats>,
     /// Label of every transport of the run (`flows.transport` indexes it), e.g. `tcp:dctcp`.
     pub transports: Vec<String>,
     pub node_names: Vec<String>,

@@ -8,7 +8,7 @@ use crate::control::Controllers;
 use crate::engine::Engine;
 use crate::host::delay::{DelayPer, DelaySampler};
 use crate::host::nic::{FlowRr, Scheduling};
-use crate::host::vswitch::VSwitch;
+use crate::host::vswitch::{VSwitch, VSwitchCfg};
 use crate::host::{Host, Hosts};
 use crate::net::packet::Arena;
 use crate::net::port::{Port, Queue, Sched};
@@ -215,6 +215,17 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
 
 fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Params>) -> Result<Hosts, ConfigError> {
     let mtu = sc.switch.mtu as u64;
+    if let Some(VSwitchCfg::Acdc(_)) = &sc.host.vswitch {
+        // AC/DC scales the windows it writes by the shift each receiver announced in its SYN-ACK.
+        let overrides = sc.traffic.iter().enumerate().filter(|(_, t)| t.transport.is_some());
+        let fields = std::iter::once("host.transport".to_string()).chain(overrides.map(|(i, _)| format!("traffic[{i}].transport")));
+        for (p, field) in transports.iter().zip(fields) {
+            if !p.handshake() {
+                let msg = "AC/DC (`host.vswitch.kind = \"acdc\"`) learns each connection's window scale from its SYN exchange: set `handshake = true`";
+                return Err(ConfigError::new(format!("{field}.handshake"), msg));
+            }
+        }
+    }
     // Extra host delay, drawn once per host.
     let mut delay_rng = rng::stream(sc.seed, "extra_delay", 0);
     let delay = match &sc.host.extra_delay {
@@ -228,7 +239,7 @@ fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Param
             _ => 0,
         };
         let vswitch = match &sc.host.vswitch {
-            Some(c) => Some(VSwitch::new(c)?),
+            Some(c) => Some(VSwitch::new(c, sc.switch.mtu)?),
             None => None,
         };
         hosts.push(Host { delay: d, vswitch });

@@ -135,7 +135,14 @@ impl Sim {
             w.flush().ok();
         }
         self.record_unstarted();
+        let acdc = self.hosts.hosts.iter().filter_map(|h| h.vswitch.as_ref()?.acdc_stats());
+        let acdc = acdc.fold(None, |sum: Option<crate::host::vswitch::acdc::Stats>, s| {
+            let mut t = sum.unwrap_or_default();
+            t += s;
+            Some(t)
+        });
         let m = &mut self.rec.meta;
+        m.acdc = acdc;
         m.conservation.in_flight_packets = in_flight.0;
         m.conservation.in_flight_bytes = in_flight.1;
         m.name = self.name.clone();

@@ -54,6 +54,11 @@ pub trait Transport {
     fn trace(&self) -> TraceSample;
     /// Whether data packets carry ECT.
     fn ect(&self) -> bool;
+    /// The window-scale shift this end announces in its SYN or SYN-ACK (RFC 7323), and applies to the
+    /// windows it advertises.
+    fn wscale(&self) -> u8 {
+        0
+    }
 }
 
 /// Most timers a transport keeps per connection.
@@ -182,6 +187,10 @@ macro_rules! registry {
             #[inline]
             fn ect(&self) -> bool {
                 match self { $( Connection::$variant(c) => c.ect(), )* }
+            }
+            #[inline]
+            fn wscale(&self) -> u8 {
+                match self { $( Connection::$variant(c) => c.wscale(), )* }
             }
         }
     };

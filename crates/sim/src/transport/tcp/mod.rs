@@ -522,6 +522,10 @@ impl Transport for Conn {
     fn ect(&self) -> bool {
         self.p.ecn
     }
+    #[inline]
+    fn wscale(&self) -> u8 {
+        self.p.wscale
+    }
 }
 
 /// Insert [s, e) into sorted disjoint ranges, merging overlaps.

@@ -9,6 +9,8 @@
 //! (reason `vswitch`); one it holds as in flight. A packet released toward the network gets its
 //! connection's extra host delay, as any other.
 
+pub mod acdc;
+
 use crate::config::{kind_enum, ConfigError};
 use crate::net::packet::{Packet, PktId};
 use crate::units::Time;
@@ -21,6 +23,8 @@ pub enum Action {
     Drop,
     /// The shim keeps the packet id and hands it back later through [`ShimOut::release`].
     Hold,
+    /// The packet was for the shim itself (a feedback-only ACK): it counts as delivered.
+    Consume,
 }
 
 /// Where a packet a shim injects or releases goes.
@@ -90,30 +94,41 @@ kind_enum! {
     #[derive(Debug, Clone)]
     pub enum VSwitchCfg {
         Identity = "identity" (IdentityCfg),
+        Acdc = "acdc" (acdc::Cfg),
     }
 }
 
 /// Every shim, by variant.
 pub enum VSwitch {
     Identity(Identity),
+    Acdc(Box<acdc::AcDc>),
     /// A shim that uses every action (tests of the slot itself).
     #[cfg(test)]
     Script(tests::Script),
 }
 
 impl VSwitch {
-    pub fn new(cfg: &VSwitchCfg) -> Result<VSwitch, ConfigError> {
+    /// `mtu`: the switches' MTU (sizes in segments, the feedback option's room).
+    pub fn new(cfg: &VSwitchCfg, mtu: u32) -> Result<VSwitch, ConfigError> {
         Ok(match cfg {
             VSwitchCfg::Identity(_) => VSwitch::Identity(Identity::default()),
+            VSwitchCfg::Acdc(c) => VSwitch::Acdc(Box::new(acdc::AcDc::new(c.resolve(mtu)?))),
         })
+    }
+
+    /// What an AC/DC vSwitch did.
+    pub fn acdc_stats(&self) -> Option<acdc::Stats> {
+        match self {
+            VSwitch::Acdc(a) => Some(a.stats),
+            _ => None,
+        }
     }
 
     /// (packets, bytes) seen leaving and arriving, for shims that count them.
     pub fn seen(&self) -> Option<Identity> {
         match self {
             VSwitch::Identity(i) => Some(*i),
-            #[cfg(test)]
-            VSwitch::Script(_) => None,
+            _ => None,
         }
     }
 }
@@ -123,6 +138,7 @@ impl Shim for VSwitch {
     fn egress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
         match self {
             VSwitch::Identity(s) => s.egress(now, id, pkt, out),
+            VSwitch::Acdc(s) => s.egress(now, id, pkt, out),
             #[cfg(test)]
             VSwitch::Script(s) => s.egress(now, id, pkt, out),
         }
@@ -131,6 +147,7 @@ impl Shim for VSwitch {
     fn ingress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
         match self {
             VSwitch::Identity(s) => s.ingress(now, id, pkt, out),
+            VSwitch::Acdc(s) => s.ingress(now, id, pkt, out),
             #[cfg(test)]
             VSwitch::Script(s) => s.ingress(now, id, pkt, out),
         }
@@ -138,6 +155,7 @@ impl Shim for VSwitch {
     fn held(&self) -> Vec<PktId> {
         match self {
             VSwitch::Identity(s) => s.held(),
+            VSwitch::Acdc(s) => s.held(),
             #[cfg(test)]
             VSwitch::Script(s) => s.held(),
         }

@@ -1,0 +1,368 @@
+//! AC/DC's rules one at a time, on packets handed to the shim directly (the end-to-end checks are in
+//! `crates/sim/tests/acdc.rs`).
+
+use super::*;
+use crate::host::vswitch::Shim;
+
+const MSS: u64 = 1460;
+
+fn cfg(extra: &str) -> Params {
+    let c: Cfg = toml::from_str(extra).unwrap();
+    c.resolve(1500).unwrap()
+}
+
+fn acdc(extra: &str) -> AcDc {
+    AcDc::new(cfg(extra))
+}
+
+fn pkt(flags: u8, seq: u64, ack: u64, payload: u32) -> Packet {
+    Packet {
+        conn: 0,
+        flow: 7,
+        seq,
+        ack,
+        ts: 0,
+        enq: 0,
+        src: 0,
+        dst: 1,
+        hash: 0,
+        size: if payload == 0 { ACK_BYTES } else { payload + HEADER_BYTES },
+        payload,
+        win: u16::MAX,
+        flags,
+        ecn: Ecn::NotEct,
+        prio: 0,
+        opt: TcpOpt::None,
+    }
+}
+
+fn data(seq: u64) -> Packet {
+    pkt(flags::DATA, seq, 0, MSS as u32)
+}
+
+fn ack(a: u64, total: u32, ce: u32) -> Packet {
+    let mut p = pkt(flags::ACK, 0, a, 0);
+    p.opt = TcpOpt::AcdcFeedback { total, ce };
+    p
+}
+
+/// The sender's vSwitch after the handshake (window scale `ws`) with `n` segments sent.
+fn sending(extra: &str, ws: u8, n: u64) -> AcDc {
+    let mut a = acdc(extra);
+    let mut out = ShimOut::default();
+    a.egress(0, 0, &mut pkt(flags::SYN, 0, 0, 0), &mut out);
+    let mut sa = pkt(flags::SYN | flags::ACK, 0, 0, 0);
+    sa.opt = TcpOpt::WScale(ws);
+    a.ingress(1, 0, &mut sa, &mut out);
+    for i in 0..n {
+        a.egress(2, 0, &mut data(i * MSS), &mut out);
+    }
+    a
+}
+
+fn snd(a: &AcDc) -> &Sender {
+    &a.snd[&7]
+}
+
+#[test]
+fn defaults_and_errors() {
+    let p = cfg("");
+    assert_eq!((p.rwnd_min, p.mss, p.iw, p.g, p.alpha_init, p.beta, p.police), (1460, 1460, 14600.0, 1.0 / 16.0, 1.0, 1.0, None));
+    assert_eq!(p.idle, crate::units::SEC);
+    assert_eq!(cfg("rwnd_min = \"2mss\"").rwnd_min, 2920);
+    assert_eq!(cfg("rwnd_min = \"1B\"").rwnd_min, 1);
+    assert_eq!(cfg("rwnd_min = \"2pkt\"").rwnd_min, 3000);
+    assert_eq!(cfg("mss = 1000\nrwnd_min = \"1.5mss\"").rwnd_min, 1500);
+    assert_eq!(cfg("police = true").police, Some(1460));
+    assert_eq!(cfg("police = true\npolice_slack = \"0B\"").police, Some(0));
+    assert_eq!(cfg("mss = 1460").mss, 1460);
+    let bad = |s: &str, field: &str| {
+        let c: Cfg = toml::from_str(s).unwrap();
+        let e = c.resolve(1500).unwrap_err();
+        assert_eq!(e.field, format!("host.vswitch.{field}"), "{s}: {e:?}");
+    };
+    bad("rwnd_min = \"0B\"", "rwnd_min");
+    bad("rwnd_min = \"xmss\"", "rwnd_min");
+    bad("rwnd_min = \"-1mss\"", "rwnd_min");
+    bad("rwnd_min = \"5GB\"", "rwnd_min");
+    bad("rwnd_min = \"1460\"", "rwnd_min");
+    bad("mss = 0", "mss");
+    bad("mss = 1461", "mss");
+    bad("init_cwnd = 0", "init_cwnd");
+    bad("g = 0.0", "g");
+    bad("g = 1.5", "g");
+    bad("alpha_init = 1.5", "alpha_init");
+    bad("alpha_init = -0.1", "alpha_init");
+    bad("beta = 1.1", "beta");
+    bad("beta_by_priority = [1.0, -1.0]", "beta_by_priority[1]");
+    bad("police_slack = \"x\"", "police_slack");
+    bad("idle_timeout = \"0s\"", "idle_timeout");
+    bad("idle_timeout = \"1\"", "idle_timeout");
+    // At the edges: accepted.
+    for ok in ["mss = 1460", "g = 1.0", "alpha_init = 0.0", "beta = 0.0", "init_cwnd = 1", "rwnd_min = \"4GB\""] {
+        let c: Cfg = toml::from_str(ok).unwrap();
+        assert!(c.resolve(1500).is_ok(), "{ok}");
+    }
+}
+
+#[test]
+fn egress_data_becomes_ect_and_the_receiver_hides_ce_as_the_guest_had_it() {
+    let mut a = sending("", 0, 0);
+    let mut out = ShimOut::default();
+    // A Not-ECT guest: ECT and the reserved bit on the way out...
+    let mut p = data(0);
+    assert_eq!(a.egress(3, 0, &mut p, &mut out), Action::Pass);
+    assert_eq!((p.ecn, p.flags & flags::ACDC_ECT != 0), (Ecn::Ect, true));
+    // ...an ECN guest's segment keeps its codepoint and gets no bit.
+    let mut q = data(MSS);
+    q.ecn = Ecn::Ect;
+    a.egress(3, 0, &mut q, &mut out);
+    assert_eq!((q.ecn, q.flags & flags::ACDC_ECT), (Ecn::Ect, 0));
+    assert_eq!(a.stats.ect_set, 1);
+    // At the receiver: marked or not, the Not-ECT guest sees Not-ECT, the ECN guest ECT, never CE.
+    let mut r = acdc("");
+    for (mut seg, ce, want) in [(p, true, Ecn::NotEct), (q, true, Ecn::Ect), (p, false, Ecn::NotEct), (q, false, Ecn::Ect)] {
+        if ce {
+            seg.ecn = Ecn::Ce;
+        }
+        assert_eq!(r.ingress(4, 0, &mut seg, &mut out), Action::Pass);
+        assert_eq!(seg.ecn, want);
+        assert_eq!(seg.flags & flags::ACDC_ECT, 0);
+    }
+    let c = r.rcv[&7];
+    assert_eq!((c.total, c.ce), (4 * MSS as u32, 2 * MSS as u32));
+    assert_eq!(r.stats.ce_bytes, 2 * MSS);
+}
+
+#[test]
+fn the_receivers_acks_carry_its_counters_and_the_sender_strips_them() {
+    let mut r = acdc("");
+    let mut out = ShimOut::default();
+    let mut s = data(0);
+    s.ecn = Ecn::Ce;
+    r.ingress(0, 0, &mut s, &mut out);
+    r.ingress(0, 0, &mut data(MSS), &mut out);
+    let mut a = pkt(flags::ACK, 0, 2 * MSS, 0);
+    assert_eq!(r.egress(1, 0, &mut a, &mut out), Action::Pass);
+    assert_eq!(a.opt, TcpOpt::AcdcFeedback { total: 2 * MSS as u32, ce: MSS as u32 });
+    assert_eq!(a.size, ACK_BYTES, "a bare ACK has room for 12 option bytes in its minimum frame");
+    assert!(out.inject.is_empty());
+    assert_eq!(r.stats.feedback_options, 1);
+    // An ACK of a flow the vSwitch does not receive gets nothing.
+    let mut other = a;
+    (other.flow, other.opt) = (8, TcpOpt::None);
+    r.egress(1, 0, &mut other, &mut out);
+    assert_eq!(other.opt, TcpOpt::None);
+    // The sender reads the option and removes it before the guest sees the ACK.
+    let mut snd = sending("", 0, 2);
+    assert_eq!(snd.ingress(2, 0, &mut a, &mut out), Action::Pass);
+    assert_eq!(a.opt, TcpOpt::None);
+    assert_eq!(a.size, ACK_BYTES);
+}
+
+#[test]
+fn feedback_that_would_pass_the_mtu_goes_in_a_separate_ack_the_sender_consumes() {
+    let mut r = acdc("");
+    let mut out = ShimOut::default();
+    r.ingress(0, 0, &mut data(0), &mut out);
+    // A full segment that also carries an ACK: 1460 + 40 + 12 > 1500.
+    let mut both = pkt(flags::ACK | flags::DATA, 0, MSS, 1460);
+    assert_eq!(r.egress(1, 0, &mut both, &mut out), Action::Pass);
+    assert_eq!((both.opt, both.size), (TcpOpt::None, 1500));
+    assert_eq!(out.inject.len(), 1);
+    let (to, mut fb) = out.inject.pop().unwrap();
+    assert_eq!(to, Toward::Network);
+    assert_eq!((fb.payload, fb.size, fb.ack, fb.flags), (0, ACK_BYTES, MSS, flags::ACK | flags::FEEDBACK_ONLY));
+    assert_eq!(fb.opt, TcpOpt::AcdcFeedback { total: MSS as u32, ce: 0 });
+    assert_eq!(r.stats.feedback_only_acks, 1);
+    // 1448 + 40 + 12 = 1500 fits: the option goes on the segment.
+    let mut fits = pkt(flags::ACK | flags::DATA, 0, MSS, 1448);
+    r.egress(1, 0, &mut fits, &mut out);
+    assert_eq!((fits.size, out.inject.len()), (1500, 0));
+    assert!(matches!(fits.opt, TcpOpt::AcdcFeedback { .. }));
+    // The sender's vSwitch takes the feedback-only ACK for itself: no duplicate ACK, nothing for the guest.
+    let mut s = sending("", 0, 3);
+    assert_eq!(s.ingress(2, 0, &mut fb, &mut out), Action::Consume);
+    assert_eq!(snd(&s).dupacks, 0);
+    assert_eq!((snd(&s).fb_total, snd(&s).acked), (MSS as u32, MSS));
+}
+
+#[test]
+fn slow_start_then_congestion_avoidance_only_while_the_guest_fills_the_window() {
+    let mut a = sending("", 0, 10);
+    let mut out = ShimOut::default();
+    // Window-limited (10 segments out, cwnd 10 MSS): slow start adds what each ACK acknowledges.
+    a.ingress(3, 0, &mut ack(MSS, MSS as u32, 0), &mut out);
+    assert_eq!(snd(&a).cwnd, 11.0 * MSS as f64);
+    // Not limited: 9 out, +1 MSS = 10 MSS < 11 MSS: no growth.
+    a.ingress(3, 0, &mut ack(2 * MSS, 2 * MSS as u32, 0), &mut out);
+    assert_eq!(snd(&a).cwnd, 11.0 * MSS as f64);
+    // Congestion avoidance: MSS·newly/cwnd. A cwnd that is no whole number of segments still grows when
+    // the guest has all the whole segments it may out (flight + MSS ≥ cwnd, flight before the ACK).
+    let mut b = sending("", 0, 5);
+    b.snd.get_mut(&7).unwrap().cwnd = 5.5 * MSS as f64;
+    b.snd.get_mut(&7).unwrap().ssthresh = 1000.0;
+    b.ingress(3, 0, &mut ack(MSS, MSS as u32, 0), &mut out);
+    let want = 5.5 * MSS as f64 + MSS as f64 * MSS as f64 / (5.5 * MSS as f64);
+    assert!((snd(&b).cwnd - want).abs() < 1e-9, "{} vs {want}", snd(&b).cwnd);
+    // 4 out before the ACK: 4 + 1 < 5.6 segments: not limited.
+    let before = snd(&b).cwnd;
+    b.ingress(3, 0, &mut ack(2 * MSS, 2 * MSS as u32, 0), &mut out);
+    assert_eq!(snd(&b).cwnd, before);
+}
+
+#[test]
+fn alpha_is_dctcps_estimate_over_each_window_and_ce_cuts_once_per_window() {
+    let mut a = sending("", 0, 10);
+    let mut out = ShimOut::default();
+    // The first ACK closes the first window (win_end 0): F = 1460 CE of 1460, α = 15/16 + 1/16 = 1; cut
+    // by α/2: 14600 · 0.5 = 7300.
+    a.ingress(3, 0, &mut ack(MSS, MSS as u32, MSS as u32), &mut out);
+    let s = snd(&a);
+    assert_eq!((s.alpha, s.cwnd, s.ssthresh), (1.0, 7300.0, 7300.0));
+    assert_eq!(s.win_end, 10 * MSS);
+    assert_eq!(a.stats.ecn_cuts, 1);
+    // More CE within the same window: no second cut, and no growth while in CWR.
+    a.ingress(3, 0, &mut ack(2 * MSS, 2 * MSS as u32, 2 * MSS as u32), &mut out);
+    assert_eq!((snd(&a).cwnd, a.stats.ecn_cuts), (7300.0, 1));
+    // Over a whole window: the counters since the last update (9 MSS acknowledged, 1 of them CE) give
+    // F = 1/9 when snd_una reaches the window's end.
+    let mut c = sending("", 0, 10);
+    c.ingress(3, 0, &mut ack(MSS, MSS as u32, 0), &mut out); // α = 15/16, window to 10 MSS, no cut
+    assert_eq!(snd(&c).alpha, 15.0 / 16.0);
+    c.ingress(3, 0, &mut ack(5 * MSS, 5 * MSS as u32, MSS as u32), &mut out); // a cut at α = 15/16
+    let cut = 11.0 * MSS as f64 * (1.0 - 15.0 / 32.0); // slow start made it 11 MSS first
+    assert!((snd(&c).cwnd - cut).abs() < 1e-6, "{}", snd(&c).cwnd);
+    c.ingress(3, 0, &mut ack(10 * MSS, 10 * MSS as u32, MSS as u32), &mut out);
+    let f = 1.0 / 9.0;
+    assert!((snd(&c).alpha - (15.0 / 16.0 * 15.0 / 16.0 + f / 16.0)).abs() < 1e-12, "{}", snd(&c).alpha);
+    assert!(!snd(&c).in_cwr, "CWR ends once snd_una reaches the snd_nxt of the cut");
+}
+
+#[test]
+fn beta_sets_the_depth_of_the_cut_and_rwnd_min_its_floor() {
+    for (extra, prio, want) in [
+        ("beta = 0.0", 0, 0.0),  // cut by all of α = 1
+        ("beta = 0.5", 0, 0.25), // 1 − α(1 − 1/4)
+        ("beta_by_priority = [1.0, 0.5]", 1, 0.25),
+        ("beta_by_priority = [1.0, 0.5]", 0, 0.5),
+        ("beta = 0.5\nbeta_by_priority = [1.0]", 3, 0.25), // beyond the list: `beta`
+    ] {
+        let mut a = acdc(extra);
+        let mut out = ShimOut::default();
+        let mut syn = pkt(flags::SYN, 0, 0, 0);
+        syn.prio = prio;
+        a.egress(0, 0, &mut syn, &mut out);
+        for i in 0..10 {
+            a.egress(1, 0, &mut data(i * MSS), &mut out);
+        }
+        a.ingress(3, 0, &mut ack(MSS, MSS as u32, MSS as u32), &mut out);
+        let floor: f64 = 1460.0;
+        assert_eq!(snd(&a).cwnd, (14600.0f64 * want).max(floor), "{extra}, priority {prio}");
+    }
+}
+
+#[test]
+fn three_duplicate_acks_halve_the_window_and_a_resend_without_them_is_a_timeout() {
+    let mut a = sending("", 0, 10);
+    let mut out = ShimOut::default();
+    for _ in 0..3 {
+        a.ingress(3, 0, &mut ack(0, MSS as u32, 0), &mut out);
+    }
+    assert_eq!((snd(&a).cwnd, snd(&a).ssthresh, a.stats.loss_cuts), (7300.0, 7300.0, 1));
+    // The guest's fast retransmit of snd_una is no timeout; a fourth duplicate is no second cut.
+    a.egress(4, 0, &mut data(0), &mut out);
+    a.ingress(4, 0, &mut ack(0, MSS as u32, 0), &mut out);
+    assert_eq!((snd(&a).cwnd, a.stats.timeouts, a.stats.loss_cuts), (7300.0, 0, 1));
+    // Two duplicates only, then the guest resends snd_una: its RTO fired.
+    let mut b = sending("", 0, 10);
+    for _ in 0..2 {
+        b.ingress(3, 0, &mut ack(0, 0, 0), &mut out);
+    }
+    b.egress(9, 0, &mut data(0), &mut out);
+    assert_eq!((snd(&b).cwnd, snd(&b).ssthresh, b.stats.timeouts), (1460.0, 7300.0, 1));
+    // A new segment at snd_una = snd_nxt is no resend.
+    let mut c = sending("", 0, 0);
+    c.egress(9, 0, &mut data(0), &mut out);
+    assert_eq!(c.stats.timeouts, 0);
+    // An ACK with data on it is no duplicate.
+    let mut d = sending("", 0, 10);
+    for _ in 0..3 {
+        d.ingress(3, 0, &mut pkt(flags::ACK | flags::DATA, 0, 0, 100), &mut out);
+    }
+    assert_eq!(d.stats.loss_cuts, 0);
+    // Nothing outstanding: no duplicates either.
+    let mut e = sending("", 0, 0);
+    for _ in 0..3 {
+        e.ingress(3, 0, &mut ack(0, 0, 0), &mut out);
+    }
+    assert_eq!(e.stats.loss_cuts, 0);
+}
+
+#[test]
+fn the_window_written_is_min_of_the_receivers_and_acdcs_rounded_up_in_the_receivers_scale() {
+    let mut out = ShimOut::default();
+    for (ws, rcv_field, want) in [
+        (0u8, u16::MAX, 14600u16 + 1460), // slow start: 11 MSS after the ACK
+        (7, u16::MAX, 16060u64.div_ceil(128) as u16),
+        (7, 100, 100), // never above what the receiver offered
+        (14, u16::MAX, 1), // ⌈16060 / 16384⌉
+    ] {
+        let mut a = sending("", ws, 10);
+        let mut p = ack(MSS, MSS as u32, 0);
+        p.win = rcv_field;
+        a.ingress(3, 0, &mut p, &mut out);
+        assert_eq!(p.win, want, "wscale {ws}");
+        assert_eq!(snd(&a).adv_wnd, Some((MSS, (want as u64) << ws)));
+        assert_eq!(a.stats.rwnd_rewrites, (want < rcv_field) as u64);
+    }
+    // Never below rwnd_min: a 1-byte cwnd still advertises 1460 B.
+    let mut a = sending("", 0, 1);
+    a.snd.get_mut(&7).unwrap().cwnd = 1.0;
+    let mut p = ack(0, 0, 0);
+    a.ingress(3, 0, &mut p, &mut out);
+    assert_eq!(p.win, 1460);
+    // Without the option in the SYN-ACK, windows are unscaled; SYN-ACKs themselves are left alone.
+    let mut b = acdc("");
+    b.egress(0, 0, &mut pkt(flags::SYN, 0, 0, 0), &mut out);
+    let mut sa = pkt(flags::SYN | flags::ACK, 0, 0, 0);
+    b.ingress(1, 0, &mut sa, &mut out);
+    assert_eq!((snd(&b).wscale, sa.win), (Some(0), u16::MAX));
+}
+
+#[test]
+fn policing_drops_what_passes_the_advertised_window_plus_the_slack() {
+    let mut out = ShimOut::default();
+    for (extra, police) in [("police = true", true), ("", false)] {
+        let mut a = sending(extra, 0, 1);
+        let mut p = ack(MSS, MSS as u32, 0);
+        p.win = 3000;
+        a.ingress(3, 0, &mut p, &mut out);
+        // Allowed: up to ack + 3000 + 1460 = 5920.
+        let mut ok = pkt(flags::DATA, 4460, 0, 1460);
+        assert_eq!(a.egress(4, 0, &mut ok, &mut out), Action::Pass);
+        let mut over = pkt(flags::DATA, 4461, 0, 1460);
+        let want = if police { Action::Drop } else { Action::Pass };
+        assert_eq!(a.egress(4, 0, &mut over, &mut out), want, "{extra}");
+        assert_eq!(a.stats.policed, police as u64);
+        assert_eq!(snd(&a).snd_nxt, if police { 5920 } else { 5921 }, "a policed segment was never sent");
+    }
+}
+
+#[test]
+fn idle_flows_are_forgotten_after_the_timeout() {
+    let mut a = sending("idle_timeout = \"10ms\"", 0, 1);
+    let mut out = ShimOut::default();
+    let ms = crate::units::MS;
+    a.ingress(5 * ms, 0, &mut ack(MSS, MSS as u32, 0), &mut out);
+    // The first sweep, at 10 ms (another flow's packet): flow 7, last seen at 5 ms, is kept.
+    let mut other = data(0);
+    other.flow = 9;
+    a.egress(10 * ms, 0, &mut other, &mut out);
+    assert!(a.snd.contains_key(&7));
+    // The next sweep, at 20 ms or later: 15 ms idle, forgotten; flow 9 (10 ms) exactly at the timeout too.
+    a.egress(20 * ms, 0, &mut data(0), &mut out);
+    assert!(!a.snd.contains_key(&9));
+    assert_eq!(snd(&a).snd_nxt, MSS, "flow 7 starts afresh");
+    assert_eq!(snd(&a).cwnd, 14600.0);
+}
