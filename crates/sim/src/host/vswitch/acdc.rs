@@ -18,14 +18,20 @@
 //!   acked += Δtotal; ce_acked += Δce
 //!   ack > snd_una:   newly ← ack − snd_una; snd_una ← ack; dupacks ← 0; recovery ends once ack ≥ recover
 //!                    snd_una ≥ win_end: α ← (1 − g)·α + g·ce_acked/acked; acked, ce_acked ← 0; win_end ← snd_nxt
-//!                    CWR ends once snd_una ≥ the snd_nxt of the last cut (one cut per window)
 //!                    Δce > 0 outside CWR: cwnd ← max(cwnd·(1 − α·(1 − β/2)), rwnd_min); ssthresh ← cwnd; CWR
-//!                    else outside CWR and recovery, if snd_nxt − snd_una + MSS ≥ cwnd with snd_una before
-//!                    this ACK (window-limited): cwnd += newly below ssthresh, MSS·newly/cwnd above
+//!                    else if Δce = 0 and snd_nxt − snd_una + MSS ≥ cwnd with snd_una before this ACK
+//!                    (no congestion, window-limited): cwnd += newly below ssthresh, MSS·newly/cwnd above
+//!                    CWR ends once snd_una ≥ the snd_nxt of the cut (one cut per window of data)
 //!   ack = snd_una, no data, data outstanding: dupacks += 1; the third outside recovery:
 //!                    ssthresh ← max(cwnd/2, rwnd_min); cwnd ← ssthresh; recovery until ack ≥ snd_nxt
 //!   RWND field ← min(RWND field, ⌈max(cwnd, rwnd_min) / 2^wscale⌉)
 //! ```
+//!
+//! Growth only on ACKs that report no CE follows §0 ("Reno slow start and congestion avoidance while there
+//! is no congestion"; Linux does not grow in CWR either); §5's reconstruction would also grow on marked
+//! ACKs after the cut, which under marks on every ACK adds an MSS per RTT to every flow and undoes the
+//! byte-sized floor: 47 senders into one 10G port (9 KB MTU) then queue 792 KB, as DCTCP's 802 KB, instead
+//! of 268 KB (`crates/sim/tests/acdc.rs`).
 //!
 //! β is the flow's priority (§7: 1 is DCTCP's cut, 0 cuts by all of α). The window is in bytes and may go
 //! below one MSS (`rwnd_min`, default 1460 B; `"2mss"` gives DCTCP's floor): the guests' TCP sends short
@@ -388,16 +394,16 @@ impl AcDc {
                 s.alpha = (1.0 - g) * s.alpha + g * f;
                 (s.acked, s.ce_acked, s.win_end) = (0, 0, s.snd_nxt);
             }
-            if s.in_cwr && s.snd_una >= s.cwr_end {
-                s.in_cwr = false;
-            }
             if d_ce > 0 && !s.in_cwr {
                 s.cwnd = (s.cwnd * (1.0 - s.alpha * (1.0 - s.beta / 2.0))).max(rwnd_min);
                 s.ssthresh = s.cwnd;
                 (s.in_cwr, s.cwr_end) = (true, s.snd_nxt);
                 cut = true;
-            } else if limited && !s.in_cwr && !s.in_recovery {
+            } else if limited && d_ce == 0 {
                 s.cwnd += if s.cwnd < s.ssthresh { newly } else { mss * newly / s.cwnd };
+            }
+            if s.in_cwr && s.snd_una >= s.cwr_end {
+                s.in_cwr = false;
             }
         } else if a == s.snd_una && pkt.payload == 0 && s.snd_nxt > s.snd_una {
             s.dupacks += 1;

@@ -222,9 +222,14 @@ fn alpha_is_dctcps_estimate_over_each_window_and_ce_cuts_once_per_window() {
     assert_eq!((s.alpha, s.cwnd, s.ssthresh), (1.0, 7300.0, 7300.0));
     assert_eq!(s.win_end, 10 * MSS);
     assert_eq!(a.stats.ecn_cuts, 1);
-    // More CE within the same window: no second cut, and no growth while in CWR.
+    // More CE within the same window: no second cut, and no growth on a marked ACK.
     a.ingress(3, 0, &mut ack(2 * MSS, 2 * MSS as u32, 2 * MSS as u32), &mut out);
     assert_eq!((snd(&a).cwnd, a.stats.ecn_cuts), (7300.0, 1));
+    // An unmarked ACK in the same window grows it as the guest fills it (8 of 5 segments out: congestion
+    // avoidance, cwnd = ssthresh).
+    a.ingress(3, 0, &mut ack(3 * MSS, 3 * MSS as u32, 2 * MSS as u32), &mut out);
+    assert!((snd(&a).cwnd - (7300.0 + 1460.0 * 1460.0 / 7300.0)).abs() < 1e-9, "{}", snd(&a).cwnd);
+    assert!(snd(&a).in_cwr);
     // Over a whole window: the counters since the last update (9 MSS acknowledged, 1 of them CE) give
     // F = 1/9 when snd_una reaches the window's end.
     let mut c = sending("", 0, 10);
