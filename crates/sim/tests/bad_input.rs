@@ -285,3 +285,24 @@ fn a_receive_window_below_the_window_scale_unit_is_refused() {
     Sim::from_toml(&replaced("cc = \"dctcp\"", "cc = \"dctcp\", rwnd = \"16384B\"")).unwrap();
     Sim::from_toml(&replaced("cc = \"dctcp\"", "cc = \"dctcp\", rwnd = \"10KB\", wscale = 13")).unwrap();
 }
+
+#[test]
+fn acdc_needs_the_handshake_and_checks_its_keys() {
+    let acdc = |vs: &str, tr: &str| replaced("transport = { kind = \"tcp\", cc = \"dctcp\" }", &format!("transport = {{ kind = \"tcp\", cc = \"cubic\"{tr} }}\nvswitch = {vs}"));
+    Sim::from_toml(&acdc("{ kind = \"acdc\" }", ", handshake = true")).unwrap();
+    let (f, m) = err(&acdc("{ kind = \"acdc\" }", ""));
+    assert_eq!(f, "host.transport.handshake");
+    assert!(m.contains("handshake = true") && m.contains("window scale"), "{m}");
+    // A traffic entry's own transport is checked too, by its path.
+    let text = format!("{}\ntransport = {{ handshake = false }}\n", acdc("{ kind = \"acdc\" }", ", handshake = true"));
+    let (f, _) = err(&text);
+    assert_eq!(f, "traffic[0].transport.handshake");
+    let (f, m) = err(&acdc("{ kind = \"acdc\", rwnd_mni = \"1B\" }", ", handshake = true"));
+    assert_eq!(f, "host.vswitch.rwnd_mni");
+    assert!(m.contains("rwnd_min"), "{m}");
+    let (f, m) = err(&acdc("{ kind = \"acdc\", rwnd_min = \"2 segments\" }", ", handshake = true"));
+    assert_eq!(f, "host.vswitch.rwnd_min");
+    assert!(m.contains("mss"), "{m}");
+    let (f, _) = err(&acdc("{ kind = \"acdcc\" }", ", handshake = true"));
+    assert_eq!(f, "host.vswitch.kind");
+}

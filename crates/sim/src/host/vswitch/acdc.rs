@@ -116,7 +116,8 @@ fn parse_window(s: &str, mss: u64, mtu: u32) -> Result<u64, String> {
         }
         return Ok((n * mss as f64).round() as u64);
     }
-    Ok(parse_size(s)?.bytes(mtu as u64))
+    let size = parse_size(s).map_err(|e| format!("{e}; or a number of MSS such as \"2mss\""))?;
+    Ok(size.bytes(mtu as u64))
 }
 
 impl Cfg {
