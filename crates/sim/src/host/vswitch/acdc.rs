@@ -480,4 +480,4 @@ impl super::Shim for AcDc {
 
 #[cfg(test)]
 #[path = "acdc_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -371,3 +371,146 @@ fn idle_flows_are_forgotten_after_the_timeout() {
     assert_eq!(snd(&a).snd_nxt, MSS, "flow 7 starts afresh");
     assert_eq!(snd(&a).cwnd, 14600.0);
 }
+
+/// AC/DC wrapped with the invariants the issue names, checked on every packet of a real run: the window
+/// written into an ACK never exceeds what the guest's receiver advertised and never goes below
+/// `rwnd_min` (unless the receiver itself offered less), and the guest never has a byte in flight past
+/// the highest ACK it was given plus the window of the last ACK it was given.
+pub struct Probe {
+    pub inner: AcDc,
+    /// Per flow: (highest ACK, last window in bytes) handed to the sending guest.
+    given: HashMap<u32, (u64, u64)>,
+    pub violations: Vec<String>,
+    pub segments: u64,
+    pub acks: u64,
+}
+
+impl Probe {
+    pub fn new(p: Params) -> Probe {
+        Probe { inner: AcDc::new(p), given: HashMap::new(), violations: vec![], segments: 0, acks: 0 }
+    }
+}
+
+impl Shim for Probe {
+    fn egress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
+        if pkt.payload > 0 {
+            if let Some(&(a, w)) = self.given.get(&pkt.flow) {
+                let end = pkt.seq + pkt.payload as u64;
+                if end > a + w {
+                    self.violations.push(format!("flow {} sent to {end} past ack {a} + window {w}", pkt.flow));
+                }
+                self.segments += 1;
+            }
+        }
+        self.inner.egress(now, id, pkt, out)
+    }
+    fn ingress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
+        let before = pkt.win;
+        let ack = pkt.has(flags::ACK) && !pkt.has(flags::SYN) && !pkt.has(flags::FEEDBACK_ONLY);
+        let action = self.inner.ingress(now, id, pkt, out);
+        if ack && action == Action::Pass {
+            let ws = self.inner.snd[&pkt.flow].wscale.expect("the handshake gave the window scale");
+            let (offered, wnd) = ((before as u64) << ws, (pkt.win as u64) << ws);
+            if pkt.win > before {
+                self.violations.push(format!("flow {}: window raised from {before} to {}", pkt.flow, pkt.win));
+            }
+            if wnd < self.inner.p.rwnd_min.min(offered) {
+                self.violations.push(format!("flow {}: window {wnd} B below rwnd_min", pkt.flow));
+            }
+            let g = self.given.entry(pkt.flow).or_insert((0, 0));
+            *g = (g.0.max(pkt.ack), wnd);
+            self.acks += 1;
+        }
+        action
+    }
+}
+
+fn probe_run(senders: u32, ccs: &[&str], sizes: &[u64], mtu: u32, rwnd_min: &str, wscale: u8, buffer_kb: u32, delack: u32) -> (Vec<String>, u64, u64) {
+    let flows: Vec<String> = (0..senders)
+        .map(|i| {
+            let size = sizes[i as usize % sizes.len()];
+            let size = if size == 0 { "\"inf\"".to_string() } else { format!("\"{size}B\"") };
+            format!("{{ src = {i}, dst = {senders}, size = {size}, start = \"{}us\" }}", i * 5)
+        })
+        .collect();
+    let mut t = format!(
+        r#"
+seed = 5
+stop = {{ time = "15ms" }}
+[topology]
+kind = "star"
+hosts = {hosts}
+link = {{ rate = "10Gbps", delay = "3us" }}
+[switch]
+buffer = "{buffer_kb}KB"
+mtu = {mtu}
+aqm = {{ kind = "dctcp_red", threshold = "30KB" }}
+[host]
+transport = {{ kind = "tcp", handshake = true, min_rto = "1ms", wscale = {wscale}, rwnd = "1MB", delayed_ack = {delack} }}
+vswitch = {{ kind = "acdc", rwnd_min = "{rwnd_min}" }}
+"#,
+        hosts = senders + 1
+    );
+    for (i, f) in flows.iter().enumerate() {
+        let cc = ccs[i % ccs.len()];
+        t += &format!("[[traffic]]\nkind = \"flows\"\ntransport = {{ cc = \"{cc}\" }}\nlist = [{f}]\n");
+    }
+    let mut sim = crate::Sim::from_toml(&t).unwrap();
+    let c: Cfg = toml::from_str(&format!("rwnd_min = \"{rwnd_min}\"")).unwrap();
+    let p = c.resolve(mtu).unwrap();
+    for h in sim.hosts.hosts.iter_mut() {
+        h.vswitch = Some(VSwitch::Probe(Box::new(Probe::new(p.clone()))));
+    }
+    sim.run_until(u64::MAX);
+    let mut v = vec![];
+    let (mut segs, mut acks) = (0, 0);
+    for h in &sim.hosts.hosts {
+        if let Some(VSwitch::Probe(pr)) = &h.vswitch {
+            v.extend(pr.violations.iter().cloned());
+            segs += pr.segments;
+            acks += pr.acks;
+        }
+    }
+    (v, segs, acks)
+}
+
+use crate::host::vswitch::VSwitch;
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random incasts (1–8 senders, mixed guest controls, sizes from 3 KB to long-lived, small buffers that
+    /// drop, window scales 0–8, MTU 1500 or 9000, byte floors from 1 B to 2 MSS, delayed ACKs).
+    #[test]
+    fn the_enforced_window_bounds_the_guest_and_stays_within_the_receivers_and_the_floor(
+        senders in 1u32..9,
+        ccs in proptest::sample::subsequence(vec!["reno", "cubic", "dctcp", "vegas", "illinois", "highspeed"], 1..4),
+        sizes in proptest::collection::vec(prop_oneof![Just(0u64), 3_000u64..3_000_000], 1..4),
+        mtu in prop_oneof![Just(1500u32), Just(9000)],
+        rwnd_min in prop_oneof![Just("1B"), Just("700B"), Just("1460B"), Just("2mss")],
+        wscale in 0u8..9,
+        buffer_kb in 60u32..400,
+        delack in 1u32..3,
+    ) {
+        let (v, segs, acks) = probe_run(senders, &ccs, &sizes, mtu, rwnd_min, wscale, buffer_kb, delack);
+        prop_assert!(v.is_empty(), "{} violations, first: {:?}", v.len(), v.first());
+        eprintln!("{senders} senders {ccs:?} {sizes:?} mtu {mtu} {rwnd_min} ws {wscale}: {segs} segments, {acks} ACKs checked");
+        prop_assert!(segs > 0 && acks > 0);
+    }
+}
+
+#[test]
+fn the_probe_sees_a_guest_that_ignores_the_window() {
+    // The probe itself can fail: a window it was not given is a violation.
+    let mut p = Probe::new(cfg(""));
+    let mut out = ShimOut::default();
+    p.inner = sending("", 0, 0);
+    let mut a = ack(MSS, MSS as u32, 0);
+    a.win = 1000;
+    p.ingress(1, 0, &mut a, &mut out);
+    p.egress(2, 0, &mut pkt(flags::DATA, MSS, 0, 1000), &mut out);
+    assert!(p.violations.is_empty());
+    p.egress(2, 0, &mut pkt(flags::DATA, MSS, 0, 1001), &mut out);
+    assert_eq!(p.violations.len(), 1);
+}

@@ -105,6 +105,9 @@ pub enum VSwitch {
     /// A shim that uses every action (tests of the slot itself).
     #[cfg(test)]
     Script(tests::Script),
+    /// AC/DC with its invariants checked on every packet (`acdc_tests.rs`).
+    #[cfg(test)]
+    Probe(Box<acdc::tests::Probe>),
 }
 
 impl VSwitch {
@@ -141,6 +144,8 @@ impl Shim for VSwitch {
             VSwitch::Acdc(s) => s.egress(now, id, pkt, out),
             #[cfg(test)]
             VSwitch::Script(s) => s.egress(now, id, pkt, out),
+            #[cfg(test)]
+            VSwitch::Probe(s) => s.egress(now, id, pkt, out),
         }
     }
     #[inline]
@@ -150,6 +155,8 @@ impl Shim for VSwitch {
             VSwitch::Acdc(s) => s.ingress(now, id, pkt, out),
             #[cfg(test)]
             VSwitch::Script(s) => s.ingress(now, id, pkt, out),
+            #[cfg(test)]
+            VSwitch::Probe(s) => s.ingress(now, id, pkt, out),
         }
     }
     fn held(&self) -> Vec<PktId> {
@@ -158,6 +165,8 @@ impl Shim for VSwitch {
             VSwitch::Acdc(s) => s.held(),
             #[cfg(test)]
             VSwitch::Script(s) => s.held(),
+            #[cfg(test)]
+            VSwitch::Probe(_) => Vec::new(),
         }
     }
 }
