@@ -437,6 +437,13 @@ impl AcDc {
     }
 }
 
+impl super::Build for AcDc {
+    type Cfg = Cfg;
+    fn build(cfg: &Cfg, mtu: u32) -> Result<AcDc, ConfigError> {
+        Ok(AcDc::new(cfg.resolve(mtu)?))
+    }
+}
+
 impl super::Shim for AcDc {
     fn egress(&mut self, now: Time, _id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
         self.sweep(now);

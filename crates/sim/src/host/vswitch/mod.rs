@@ -89,36 +89,91 @@ impl Shim for Identity {
 #[serde(deny_unknown_fields)]
 pub struct IdentityCfg {}
 
-kind_enum! {
-    /// `host.vswitch`: the shim every host runs.
-    #[derive(Debug, Clone)]
-    pub enum VSwitchCfg {
-        Identity = "identity" (IdentityCfg),
-        Acdc = "acdc" (acdc::Cfg),
+/// What a shim file provides besides its hooks: how it is built from its config.
+pub trait Build: Sized {
+    type Cfg;
+    /// Check every key (errors name `host.vswitch.<key>`) and build one host's shim; `mtu`: the switches'.
+    fn build(cfg: &Self::Cfg, mtu: u32) -> Result<Self, ConfigError>;
+}
+
+impl Build for Identity {
+    type Cfg = IdentityCfg;
+    fn build(_: &IdentityCfg, _mtu: u32) -> Result<Identity, ConfigError> {
+        Ok(Identity::default())
     }
 }
 
-/// Every shim, by variant.
-pub enum VSwitch {
-    Identity(Identity),
-    Acdc(Box<acdc::AcDc>),
-    /// A shim that uses every action (tests of the slot itself).
-    #[cfg(test)]
-    Script(tests::Script),
-    /// AC/DC with its invariants checked on every packet (`acdc_tests.rs`).
-    #[cfg(test)]
-    Probe(Box<acdc::tests::Probe>),
+/// The registry: one line per shim (`Variant = "kind" => module::Cfg, module::Shim`) makes it a `kind` of
+/// `host.vswitch`, a variant of [`VSwitch`], and routes every hook to it.
+macro_rules! registry {
+    ($( $variant:ident = $kind:literal => $cfg:ty, $shim:ty );* $(;)?) => {
+        kind_enum! {
+            /// `host.vswitch`: the shim every host runs.
+            #[derive(Debug, Clone)]
+            pub enum VSwitchCfg {
+                $( $variant = $kind ($cfg) ),*
+            }
+        }
+
+        /// Every shim, by variant.
+        pub enum VSwitch {
+            $( $variant(Box<$shim>), )*
+            /// A shim that uses every action (tests of the slot itself).
+            #[cfg(test)]
+            Script(tests::Script),
+            /// AC/DC with its invariants checked on every packet (`acdc_tests.rs`).
+            #[cfg(test)]
+            Probe(Box<acdc::tests::Probe>),
+        }
+
+        impl VSwitch {
+            pub fn new(cfg: &VSwitchCfg, mtu: u32) -> Result<VSwitch, ConfigError> {
+                Ok(match cfg {
+                    $( VSwitchCfg::$variant(c) => VSwitch::$variant(Box::new(<$shim as Build>::build(c, mtu)?)), )*
+                })
+            }
+        }
+
+        impl Shim for VSwitch {
+            #[inline]
+            fn egress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
+                match self {
+                    $( VSwitch::$variant(s) => s.egress(now, id, pkt, out), )*
+                    #[cfg(test)]
+                    VSwitch::Script(s) => s.egress(now, id, pkt, out),
+                    #[cfg(test)]
+                    VSwitch::Probe(s) => s.egress(now, id, pkt, out),
+                }
+            }
+            #[inline]
+            fn ingress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
+                match self {
+                    $( VSwitch::$variant(s) => s.ingress(now, id, pkt, out), )*
+                    #[cfg(test)]
+                    VSwitch::Script(s) => s.ingress(now, id, pkt, out),
+                    #[cfg(test)]
+                    VSwitch::Probe(s) => s.ingress(now, id, pkt, out),
+                }
+            }
+            fn held(&self) -> Vec<PktId> {
+                match self {
+                    $( VSwitch::$variant(s) => s.held(), )*
+                    #[cfg(test)]
+                    VSwitch::Script(s) => s.held(),
+                    #[cfg(test)]
+                    VSwitch::Probe(s) => s.held(),
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Identity = "identity" => IdentityCfg, Identity;
+    Acdc = "acdc" => acdc::Cfg, acdc::AcDc;
 }
 
 impl VSwitch {
-    /// `mtu`: the switches' MTU (sizes in segments, the feedback option's room).
-    pub fn new(cfg: &VSwitchCfg, mtu: u32) -> Result<VSwitch, ConfigError> {
-        Ok(match cfg {
-            VSwitchCfg::Identity(_) => VSwitch::Identity(Identity::default()),
-            VSwitchCfg::Acdc(c) => VSwitch::Acdc(Box::new(acdc::AcDc::new(c.resolve(mtu)?))),
-        })
-    }
-
     /// What an AC/DC vSwitch did.
     pub fn acdc_stats(&self) -> Option<acdc::Stats> {
         match self {
@@ -130,43 +185,8 @@ impl VSwitch {
     /// (packets, bytes) seen leaving and arriving, for shims that count them.
     pub fn seen(&self) -> Option<Identity> {
         match self {
-            VSwitch::Identity(i) => Some(*i),
+            VSwitch::Identity(i) => Some(**i),
             _ => None,
-        }
-    }
-}
-
-impl Shim for VSwitch {
-    #[inline]
-    fn egress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
-        match self {
-            VSwitch::Identity(s) => s.egress(now, id, pkt, out),
-            VSwitch::Acdc(s) => s.egress(now, id, pkt, out),
-            #[cfg(test)]
-            VSwitch::Script(s) => s.egress(now, id, pkt, out),
-            #[cfg(test)]
-            VSwitch::Probe(s) => s.egress(now, id, pkt, out),
-        }
-    }
-    #[inline]
-    fn ingress(&mut self, now: Time, id: PktId, pkt: &mut Packet, out: &mut ShimOut) -> Action {
-        match self {
-            VSwitch::Identity(s) => s.ingress(now, id, pkt, out),
-            VSwitch::Acdc(s) => s.ingress(now, id, pkt, out),
-            #[cfg(test)]
-            VSwitch::Script(s) => s.ingress(now, id, pkt, out),
-            #[cfg(test)]
-            VSwitch::Probe(s) => s.ingress(now, id, pkt, out),
-        }
-    }
-    fn held(&self) -> Vec<PktId> {
-        match self {
-            VSwitch::Identity(s) => s.held(),
-            VSwitch::Acdc(s) => s.held(),
-            #[cfg(test)]
-            VSwitch::Script(s) => s.held(),
-            #[cfg(test)]
-            VSwitch::Probe(_) => Vec::new(),
         }
     }
 }
