@@ -152,3 +152,20 @@ def test_core_errors_pickle_across_processes():
 
     e = pickle.loads(pickle.dumps(dcnlab.ConfigError("`x`: bad")))
     assert isinstance(e, dcnlab.ConfigError) and str(e) == "`x`: bad"
+
+
+def test_acdc_from_python_counts_and_hides_ce():
+    """AC/DC through the Python front: its counters reach `meta["acdc"]`, the CUBIC guests see no CE (no
+    ECN reaction of their own, no retransmission), and the marking switch saw marks AC/DC fed back."""
+    text = (
+        STAR.replace('cc = "dctcp" }', 'cc = "cubic", handshake = true, wscale = 7, rwnd = "8MB" }\nvswitch = { kind = "acdc" }')
+        .replace('flows = 200', 'flows = 100')
+    )
+    r = dcnlab.run(text)
+    assert r.flows["finished"].all()
+    a = r.meta["acdc"]
+    assert a["ect_set"] > 0 and a["feedback_options"] > 0 and a["rwnd_rewrites"] > 0
+    assert a["ce_bytes"] > 0 and a["ecn_cuts"] > 0
+    assert r.meta["marks"] > 0
+    plain = dcnlab.run(STAR)
+    assert "acdc" not in plain.meta
