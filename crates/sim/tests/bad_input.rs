@@ -306,3 +306,27 @@ fn acdc_needs_the_handshake_and_checks_its_keys() {
     let (f, _) = err(&acdc("{ kind = \"acdcc\" }", ", handshake = true"));
     assert_eq!(f, "host.vswitch.kind");
 }
+
+#[test]
+fn stride_and_shuffle_keys() {
+    let t = |kind: &str| replaced("kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10", kind);
+    let (f, _) = err(&t("kind = \"stride\"\nsize = \"1MB\""));
+    assert_eq!(f, "traffic[0].stride");
+    let (f, _) = err(&t("kind = \"stride\"\nstride = 1\nstrides = [2]\nsize = \"1MB\""));
+    assert_eq!(f, "traffic[0].strides");
+    let (f, _) = err(&t("kind = \"stride\"\nstrides = [1, 0]\nsize = \"1MB\""));
+    assert_eq!(f, "traffic[0].strides[1]");
+    let (f, m) = err(&t("kind = \"stride\"\nstrides = [1, 4]\nsize = \"1MB\""));
+    assert_eq!(f, "traffic[0].strides[1]");
+    assert!(m.contains("host count 4"), "{m}");
+    let (f, _) = err(&t("kind = \"stride\"\nstride = 1\nsize = \"1MB\"\nrepeat = 3"));
+    assert_eq!(f, "traffic[0].period");
+    let (f, _) = err(&t("kind = \"shuffle\"\nsize = \"1MB\"\nparallel = 0"));
+    assert_eq!(f, "traffic[0].parallel");
+    let (f, _) = err(&t("kind = \"shuffle\"\nsize = \"1MB\"\nhosts = [1]"));
+    assert_eq!(f, "traffic[0].hosts");
+    let (f, _) = err(&t("kind = \"shuffle\"\nsize = \"1MB\"\nhosts = [1, 9]"));
+    assert_eq!(f, "traffic[0].hosts[1]");
+    Sim::from_toml(&t("kind = \"shuffle\"\nsize = \"1MB\"")).unwrap();
+    Sim::from_toml(&t("kind = \"stride\"\nstrides = [1, 2, 3]\nsize = \"1MB\"\nsequential = true\nrepeat = 2\nperiod = \"1ms\"")).unwrap();
+}

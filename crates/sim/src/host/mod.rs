@@ -446,7 +446,7 @@ impl Sim {
                 self.work.active_flows -= 1;
             }
             self.flush(sid, &mut out);
-            if done && self.work.sources[entry as usize].finished() {
+            if done && self.work.sources[entry as usize].finished(pkt.src, now) {
                 self.push(now, Ev::Flow(entry));
             }
         } else {

@@ -142,6 +142,7 @@ fn count_field(kind: &TrafficKind) -> &'static str {
         TrafficKind::Flows(_) => "list",
         TrafficKind::File(_) => "path",
         TrafficKind::Stride(_) | TrafficKind::Permutation(_) => "kind",
+        TrafficKind::Shuffle(_) => "hosts",
     }
 }
 
@@ -171,8 +172,20 @@ fn last_start(kind: &TrafficKind, host_rate: Option<u64>, hosts: u128) -> Option
             Some(c.start.0 as u128 + (c.flows as f64 * gap).min(u64::MAX as f64) as u128)
         }
         TrafficKind::Incast(c) => Some(c.at.0 as u128 + (c.repeat as u128 - 1) * c.period.map_or(0, |p| p.0) as u128),
-        TrafficKind::Stride(c) => Some(c.start.0 as u128),
+        TrafficKind::Stride(c) => {
+            let periodic = (c.repeat as u128 - 1) * c.period.map_or(0, |p| p.0) as u128;
+            let strides = c.strides.as_ref().map_or(1, |v| v.len()) as u128;
+            // Sequential: a host's transfers back to back at its link rate.
+            let back_to_back = if c.sequential { c.size.0.bytes(1500).min(u64::MAX / 2) as u128 * strides * 8 * SEC as u128 / host_rate? as u128 } else { 0 };
+            Some(c.start.0 as u128 + periodic.max(back_to_back))
+        }
         TrafficKind::Permutation(c) => Some(c.start.0 as u128),
+        // A sender's transfers, back to back at its link rate.
+        TrafficKind::Shuffle(c) => {
+            let m = c.hosts.as_ref().map_or(hosts, |h| h.0.len() as u128);
+            let bytes = c.size.0.bytes(1500).min(u64::MAX / 2) as u128 * m.saturating_sub(1);
+            Some(c.start.0 as u128 + bytes * 8 * SEC as u128 / host_rate? as u128)
+        }
         TrafficKind::Flows(c) => Some(c.list.iter().map(|f| f.start.0 as u128).max().unwrap_or(0)),
         TrafficKind::File(_) => None,
     }

@@ -178,14 +178,17 @@ impl Sim {
 
     /// A traffic entry's next flow is due (or one of its flows finished while it waited).
     fn next_flow(&mut self, i: u32) {
+        let now = self.now();
         let e = &mut self.work.sources[i as usize];
+        if e.peek().is_none_or(|t| t > now) {
+            return; // a second event for one flow (a worker took a flow while the entry's next was later)
+        }
         if !e.may_start() {
             return; // closed loop: it starts when one of the entry's flows finishes
         }
         let f = e.pop();
         self.start_flow(f);
         if let Some(t) = self.work.sources[i as usize].peek() {
-            let now = self.now();
             self.push(t.max(now), Ev::Flow(i));
         }
     }

@@ -10,7 +10,9 @@ pub mod flows;
 pub mod incast;
 pub mod permutation;
 pub mod poisson;
+pub mod shuffle;
 pub mod stride;
+pub mod workers;
 
 pub use cdf::{Cdf, BUILTIN_CDFS};
 pub use poisson::Poisson;
@@ -62,10 +64,12 @@ impl HostInfo {
     }
 }
 
-/// One traffic source: a fixed list drained in start order, or a live Poisson process.
+/// One traffic source: a fixed list drained in start order, a live Poisson process, or flows served by
+/// workers at their sending hosts (`workers.rs`).
 pub enum Source {
     List { flows: Vec<NewFlow>, next: usize },
     Poisson(Poisson),
+    Workers(workers::Workers),
 }
 
 impl Source {
@@ -74,6 +78,7 @@ impl Source {
         match self {
             Source::List { flows, next } => flows.get(*next).map(|f| f.start),
             Source::Poisson(p) => p.peek(),
+            Source::Workers(w) => w.peek(),
         }
     }
 
@@ -85,6 +90,7 @@ impl Source {
                 flows[*next - 1]
             }
             Source::Poisson(p) => p.pop(),
+            Source::Workers(w) => w.pop(),
         }
     }
 }
@@ -129,6 +135,10 @@ impl Entry {
     /// rest of its Poisson count drawn as the process would have drawn them; never a flow at or after
     /// the entry's `active.stop`, which the scenario does not define.
     pub fn unstarted(&mut self) -> Vec<NewFlow> {
+        if let Source::Workers(w) = &mut self.source {
+            let (transport, entry) = (self.transport, self.index);
+            return w.unstarted().into_iter().map(|f| NewFlow { transport, entry, ..f }).collect();
+        }
         let mut v = Vec::new();
         while self.peek().is_some() {
             v.push(self.pop());
@@ -136,10 +146,15 @@ impl Entry {
         v
     }
 
-    /// One of this entry's flows finished; returns true when a waiting flow may now start.
-    pub fn finished(&mut self) -> bool {
+    /// One of this entry's flows, from host `src`, finished at `now`; returns true when a waiting flow
+    /// may now start (the closed-loop limit let it, or the host's worker took its next).
+    pub fn finished(&mut self, src: u32, now: Time) -> bool {
         self.in_flight -= 1;
-        std::mem::take(&mut self.blocked)
+        let taken = match &mut self.source {
+            Source::Workers(w) => w.finished(src, now),
+            _ => false,
+        };
+        std::mem::take(&mut self.blocked) | taken
     }
 }
 
@@ -175,6 +190,7 @@ pub fn build(
         let (start, stop) = t.active.map(|a| (a.start.0, a.stop.map_or(Time::MAX, |s| s.0))).unwrap_or((0, Time::MAX));
         match &mut source {
             Source::List { flows, .. } => flows.retain(|f| f.start >= start && f.start < stop),
+            Source::Workers(w) => w.retain(|f| f.start >= start && f.start < stop),
             Source::Poisson(p) => {
                 if start > p.start {
                     // Arrivals begin at the window's start: shift the whole process.
@@ -187,6 +203,7 @@ pub fn build(
         total = total.saturating_add(match &source {
             Source::List { flows, .. } => flows.len() as u64,
             Source::Poisson(p) => p.remaining,
+            Source::Workers(w) => w.remaining(),
         });
         if total > MAX_FLOWS {
             return Err(too_many_flows(&format!("traffic[{i}]"), total));
@@ -419,6 +436,7 @@ registry! {
     Poisson = "poisson" => poisson,
     Incast = "incast" => incast,
     Stride = "stride" => stride,
+    Shuffle = "shuffle" => shuffle,
     Permutation = "permutation" => permutation,
     Flows = "flows" => flows,
     File = "file" => file,

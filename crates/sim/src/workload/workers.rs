@@ -1,0 +1,113 @@
+//! Flows served by workers at their sending host: each host has `workers` of them, and a worker starts
+//! the host's next flow when its last one finishes. One worker runs a host's flows back to back (AC/DC's
+//! sequential stride, `workloads.md` §9.2); two give the shuffle's "at most two transfers in parallel per
+//! sender" (§9.3). A flow starts no earlier than its own `start`.
+
+use super::NewFlow;
+use crate::units::Time;
+use std::collections::{BTreeMap, VecDeque};
+
+pub struct Workers {
+    /// Per sending host: the flows no worker has taken yet, in order.
+    queues: Vec<VecDeque<NewFlow>>,
+    /// Flows a worker has taken, by the time they may start (and the order they were taken in).
+    ready: BTreeMap<(Time, u64), NewFlow>,
+    taken: u64,
+}
+
+impl Workers {
+    /// `flows` in the order each host serves them; `n_hosts` hosts with `workers` workers each.
+    pub fn new(flows: Vec<NewFlow>, n_hosts: u32, workers: u32) -> Workers {
+        let mut queues = vec![VecDeque::new(); n_hosts as usize];
+        for f in flows {
+            queues[f.src as usize].push_back(f);
+        }
+        let mut w = Workers { queues, ready: BTreeMap::new(), taken: 0 };
+        for h in 0..n_hosts {
+            for _ in 0..workers {
+                w.take(h, 0);
+            }
+        }
+        w
+    }
+
+    /// A worker of host `h` is free at `now`: it takes the host's next flow, if any.
+    fn take(&mut self, h: u32, now: Time) -> bool {
+        let Some(mut f) = self.queues[h as usize].pop_front() else { return false };
+        f.start = f.start.max(now);
+        self.ready.insert((f.start, self.taken), f);
+        self.taken += 1;
+        true
+    }
+
+    pub fn peek(&self) -> Option<Time> {
+        self.ready.keys().next().map(|k| k.0)
+    }
+
+    pub fn pop(&mut self) -> NewFlow {
+        self.ready.pop_first().expect("pop after peek").1
+    }
+
+    /// A flow of host `src` finished at `now`: its worker takes the next. True if one was taken.
+    pub fn finished(&mut self, src: u32, now: Time) -> bool {
+        self.take(src, now)
+    }
+
+    /// Every flow not started, in the order they would start (a run's end): the taken ones, then each
+    /// host's queue at the flows' own start times.
+    pub fn unstarted(&mut self) -> Vec<NewFlow> {
+        let mut v: Vec<NewFlow> = std::mem::take(&mut self.ready).into_values().collect();
+        v.extend(self.queues.iter_mut().flat_map(|q| q.drain(..)));
+        v
+    }
+
+    /// Flows not started yet.
+    pub fn remaining(&self) -> u64 {
+        (self.ready.len() + self.queues.iter().map(|q| q.len()).sum::<usize>()) as u64
+    }
+
+    /// Keep only the flows `keep` accepts (an entry's active window).
+    pub fn retain(&mut self, keep: impl Fn(&NewFlow) -> bool) {
+        self.ready.retain(|_, f| keep(f));
+        for q in &mut self.queues {
+            q.retain(&keep);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(src: u32, dst: u32, start: Time) -> NewFlow {
+        NewFlow { src, dst, size: 1000, start, tag: 0, prio: 0, transport: 0, entry: 0, extra_delay: None }
+    }
+
+    #[test]
+    fn one_worker_runs_a_hosts_flows_back_to_back_and_hosts_do_not_wait_for_each_other() {
+        let mut w = Workers::new(vec![f(0, 1, 0), f(0, 2, 0), f(1, 2, 5), f(1, 0, 0)], 3, 1);
+        // The first flow of each host is ready at its start; host 1's first is (1 → 2) at 5.
+        assert_eq!(w.peek(), Some(0));
+        assert_eq!((w.pop().dst, w.peek()), (1, Some(5)));
+        assert_eq!(w.pop().src, 1);
+        assert_eq!(w.peek(), None, "each host's second flow waits for its first");
+        assert!(w.finished(1, 40));
+        assert_eq!((w.peek(), w.pop().dst), (Some(40), 0));
+        assert!(w.finished(0, 50));
+        assert_eq!(w.pop().dst, 2);
+        assert!(!w.finished(0, 60) && !w.finished(2, 60), "nothing left");
+        assert_eq!(w.remaining(), 0);
+    }
+
+    #[test]
+    fn two_workers_keep_two_flows_of_a_host_running() {
+        let flows = (1..5).map(|d| f(0, d, 0)).collect();
+        let mut w = Workers::new(flows, 5, 2);
+        assert_eq!((w.pop().dst, w.pop().dst, w.peek()), (1, 2, None));
+        w.finished(0, 7);
+        assert_eq!((w.peek(), w.pop().dst, w.peek()), (Some(7), 3, None));
+        assert_eq!(w.remaining(), 1);
+        let left = w.unstarted();
+        assert_eq!(left.iter().map(|f| f.dst).collect::<Vec<_>>(), [4]);
+    }
+}
