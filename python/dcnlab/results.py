@@ -58,6 +58,7 @@ class Result:
     flow_trace: pd.DataFrame
     meta: dict = field(default_factory=dict)
     controller_steps: pd.DataFrame = field(default_factory=lambda: empty("controller_steps"))
+    rtt_samples: pd.DataFrame = field(default_factory=lambda: empty("rtt_samples"))
 
     def save(self, directory: str | Path) -> Path:
         """Write every table (Parquet) and `meta.json` atomically: into a temporary folder beside

@@ -50,6 +50,7 @@ queue_sample_interval = "100us"
 queues = "all"
 trace_flows = [0, 1]
 trace_interval = "100us"
+rtt_samples = true
 """
 
 # No controller, no traces: those tables are empty.
@@ -104,6 +105,9 @@ def test_every_declared_column_is_in_a_run_with_its_dtype():
     assert len(long) == 2 and (long["ideal_fct_us"] == np.inf).all() and long["fct_us"].isna().all()
     steps = r.controller_steps
     assert (steps["time_us"] == 2000.0).all() and steps["action"].str.startswith("dctcp_red").all()
+    # RTT samples only of the traced flows, each at least the flow's base RTT.
+    rtt = r.rtt_samples.merge(f[["flow_id", "base_rtt_us"]], on="flow_id")
+    assert set(rtt["flow_id"]) == {0, 1} and (rtt["rtt_us"] >= rtt["base_rtt_us"] - 1e-6).all()
 
 
 def test_empty_tables_keep_their_declared_dtypes_and_old_saves_load(tmp_path: Path):

@@ -135,18 +135,32 @@ list = [{flows}]
 [record]
 queue_sample_interval = "20us"
 queues = [{{ node = "sw0", port = {n} }}]
+trace_flows = [{trace}]
+trace_interval = "10ms"
+rtt_samples = true
 "#,
-            flows = flows.join(", ")
+            flows = flows.join(", "),
+            trace = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
         ))
         .unwrap();
         let q: Vec<f64> = r.queues.iter().filter(|s| s.time >= 20 * MS).map(|s| s.bytes as f64).collect();
         let mean = q.iter().sum::<f64>() / q.len() as f64 / 1e3;
-        (mean, r.meta.drops.total())
+        // RTT samples of every sender from every ACK (`record.rtt_samples`), after 20 ms.
+        let mut rtt: Vec<f64> = r.rtt_samples.iter().filter(|s| s.time >= 20 * MS).map(|s| s.rtt as f64 / 1e6).collect();
+        rtt.sort_by(f64::total_cmp);
+        assert!(rtt.len() > 1000);
+        (mean, r.meta.drops.total(), quantile(&rtt, 0.5))
     };
-    let (dctcp, d_drops) = run("dctcp", "");
-    let (acdc, a_drops) = run("cubic", ACDC);
-    let (two, _) = run("cubic", r#"vswitch = { kind = "acdc", rwnd_min = "2mss" }"#);
+    let (dctcp, d_drops, d_rtt) = run("dctcp", "");
+    let (acdc, a_drops, a_rtt) = run("cubic", ACDC);
+    let (two, _, _) = run("cubic", r#"vswitch = { kind = "acdc", rwnd_min = "2mss" }"#);
+    let (_, c_drops, c_rtt) = run("cubic", "");
     eprintln!("mean queue: DCTCP {dctcp:.0} KB, AC/DC {acdc:.0} KB, AC/DC with rwnd_min = 2 MSS {two:.0} KB");
+    eprintln!("median RTT: CUBIC {c_rtt:.0} us, DCTCP {d_rtt:.0} us, AC/DC {a_rtt:.0} us; CUBIC drops {c_drops}");
+    // The paper's ordering, CUBIC ≫ DCTCP > AC/DC (its 47-sender medians: −82 % and −97 % against CUBIC).
+    assert!(d_rtt < 0.5 * c_rtt && a_rtt < 0.6 * d_rtt, "CUBIC {c_rtt}, DCTCP {d_rtt}, AC/DC {a_rtt}");
+    // A median RTT is the base RTT plus the median queue's drain time at 10 Gbps (± the samples' spread).
+    assert!((d_rtt - dctcp * 8.0 / 10.0).abs() < 60.0, "DCTCP: RTT {d_rtt} us for {dctcp} KB queued");
     assert!((dctcp - 802.0).abs() < 40.0, "DCTCP: 47·2·9000 − BDP ≈ 800 KB, got {dctcp}");
     assert!(acdc < 0.5 * dctcp, "AC/DC {acdc} vs DCTCP {dctcp}");
     assert!((two / dctcp - 1.0).abs() < 0.05, "2-MSS floor {two} vs DCTCP {dctcp}");

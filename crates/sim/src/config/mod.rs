@@ -390,6 +390,9 @@ pub struct RecordCfg {
     pub trace_tags: Vec<String>,
     #[serde(default = "default_trace_interval")]
     pub trace_interval: Dur,
+    /// Record every RTT sample of the traced flows (`rtt_samples`).
+    #[serde(default)]
+    pub rtt_samples: bool,
 }
 
 fn zero_time() -> Dur {
@@ -415,6 +418,7 @@ impl Default for RecordCfg {
             trace_flows: vec![],
             trace_tags: vec![],
             trace_interval: default_trace_interval(),
+            rtt_samples: false,
         }
     }
 }

@@ -74,6 +74,10 @@ impl Sim {
         if self.obs.trace_tags.contains(&f.tag) {
             self.obs.trace_flows.push(flow_id);
         }
+        if self.obs.rtt_samples {
+            let traced = self.obs.trace_flows.contains(&flow_id);
+            self.obs.rtt_traced.push(traced);
+        }
         let conn = Connection::new(flow_id, f.size, &params);
         let slot = Slot {
             conn,
@@ -363,6 +367,18 @@ impl Sim {
         }
     }
 
+    /// The RTT sample an ACK just gave a traced flow (`record.rtt_samples`).
+    #[cold]
+    fn record_rtt(&mut self, now: Time, flow: u32, sid: u32) {
+        if !self.obs.rtt_traced[flow as usize] {
+            return;
+        }
+        let rtt = self.hosts.slots[sid as usize].conn.last_rtt();
+        if rtt > 0 {
+            self.rec.rtt_samples.push(crate::records::RttRow { time: now, flow_id: flow, rtt });
+        }
+    }
+
     fn sync_timers(&mut self, sid: u32) {
         let due = self.hosts.slots[sid as usize].conn.due();
         for (i, d) in due.into_iter().enumerate() {
@@ -435,6 +451,9 @@ impl Sim {
             }
         } else {
             slot.conn.at_sender(now, &pkt, &mut out);
+            if self.obs.rtt_samples {
+                self.record_rtt(now, pkt.flow, sid);
+            }
             self.flush(sid, &mut out);
             let slot = &mut self.hosts.slots[sid as usize];
             if slot.conn.closed() {

@@ -81,6 +81,14 @@ pub struct TraceRow {
     pub delivered_bytes: u64,
 }
 
+/// One RTT sample of a traced flow (`record.rtt_samples`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttRow {
+    pub time: Time,
+    pub flow_id: u32,
+    pub rtt: Time,
+}
+
 /// Drops by reason.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Drops {
@@ -169,6 +177,10 @@ pub struct Recorder {
     pub trace_flows: Vec<u32>,
     pub trace_tags: Vec<u16>,
     pub trace_interval: Time,
+    /// Record every RTT sample of the traced flows.
+    pub rtt_samples: bool,
+    /// With `rtt_samples`: whether each started flow is traced, by flow id.
+    pub rtt_traced: Vec<bool>,
 }
 
 /// One parameter change a controller made.
@@ -189,6 +201,7 @@ pub struct Records {
     pub links: Vec<LinkRow>,
     pub flow_trace: Vec<TraceRow>,
     pub controller_steps: Vec<ControlRow>,
+    pub rtt_samples: Vec<RttRow>,
     pub meta: Meta,
 }
 

@@ -3,15 +3,16 @@
 //! `docs/records.md` is generated from here (`dcnlab schema --markdown`); a test keeps it in step.
 
 use super::schema::{us, us_or_nan, Cell, Col, Column, Row, Table, Ty};
-use super::{ControlRow, FlowRow, LinkRow, QueueRow, Records, TraceRow};
+use super::{ControlRow, FlowRow, LinkRow, QueueRow, Records, RttRow, TraceRow};
 
 /// Every table, in the order of the docs.
-pub static TABLES: [Table; 5] = [
+pub static TABLES: [Table; 6] = [
     Table::of::<FlowRow>(),
     Table::of::<QueueRow>(),
     Table::of::<LinkRow>(),
     Table::of::<TraceRow>(),
     Table::of::<ControlRow>(),
+    Table::of::<RttRow>(),
 ];
 
 /// The table called `name`.
@@ -146,5 +147,18 @@ impl Row for ControlRow {
     ];
     fn rows(rec: &Records) -> &[Self] {
         &rec.controller_steps
+    }
+}
+
+impl Row for RttRow {
+    const NAME: &'static str = "rtt_samples";
+    const MEANING: &'static str = "Every RTT sample of the traced flows (`record.trace_flows` / `trace_tags`) when `record.rtt_samples = true`: one per ACK that acknowledges new data, now − the echoed send time of the segment it acknowledges (RFC 7323 timestamps), so it includes the queueing on both paths and the receiver's ACK delay.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("time_us", Float, "us", "When the ACK reached the sender.", |r, _| Cell::Float(us(r.time))),
+        col("flow_id", Int, "", "The flow (`flows.flow_id`).", |r, _| Cell::Int(r.flow_id as i64)),
+        col("rtt_us", Float, "us", "The sample.", |r, _| Cell::Float(us(r.rtt))),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.rtt_samples
     }
 }

@@ -317,5 +317,7 @@ fn build_recorder(sc: &Scenario, topo: &Topo, net: &Net, tags: Tags) -> Result<R
         trace_flows: r.trace_flows.iter().map(|&f| f as u32).collect(),
         trace_tags,
         trace_interval: r.trace_interval.0,
+        rtt_samples: r.rtt_samples,
+        rtt_traced: Vec::new(),
     })
 }

@@ -268,6 +268,9 @@ impl Estimate {
         let link_samples = every(r.link_sample_interval.or(r.queue_sample_interval).map(|d| d.0)) * sampled;
         let traced = r.trace_flows.len() as u128 + sc.traffic.iter().map(|t| tagged(t, &r.trace_tags, sat(h))).sum::<u128>();
         let trace_samples = traced.min(flows) * (duration / (r.trace_interval.0.max(1) as u128));
+        // At most one RTT sample per full segment a traced flow's host link can carry.
+        let per_flow = sh.host_rate.map_or(0, |rate| rate as u128 * duration / (8 * mtu * SEC as u128));
+        let rtt_samples = if r.rtt_samples { traced.min(flows) * per_flow } else { 0 };
 
         // Packets: the switches' buffers full plus every link's pipe full; with no buffer limit, a
         // thousand packets per open flow.
@@ -294,7 +297,8 @@ impl Estimate {
         let python = flows * column_bytes("flows")
             + queue_samples * column_bytes("queues")
             + link_samples * column_bytes("links")
-            + trace_samples * column_bytes("flow_trace");
+            + trace_samples * column_bytes("flow_trace")
+            + rtt_samples * column_bytes("rtt_samples");
         let mut parts: Vec<(&'static str, u128)> = vec![
             ("ports", ports * port),
             ("switches", s * size_of::<Switch>() as u128),
@@ -309,6 +313,7 @@ impl Estimate {
             ("queue samples", grown(queue_samples) * size_of::<QueueRow>() as u128),
             ("link samples", grown(link_samples) * size_of::<LinkRow>() as u128),
             ("trace samples", grown(trace_samples) * size_of::<TraceRow>() as u128),
+            ("RTT samples", grown(rtt_samples) * size_of::<crate::records::RttRow>() as u128),
             ("packets", grown(packets) * (size_of::<Packet>() + 4) as u128),
             ("events", grown(events.max(4096)) * event + (1 << 13) * 4 + 1024 * 24),
             ("tables handed to Python", python),

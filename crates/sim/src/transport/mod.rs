@@ -54,6 +54,10 @@ pub trait Transport {
     fn trace(&self) -> TraceSample;
     /// Whether data packets carry ECT.
     fn ect(&self) -> bool;
+    /// The RTT sample the last packet at the sender gave (0: none).
+    fn last_rtt(&self) -> Time {
+        0
+    }
     /// The window-scale shift this end announces in its SYN or SYN-ACK (RFC 7323), and applies to the
     /// windows it advertises.
     fn wscale(&self) -> u8 {
@@ -187,6 +191,10 @@ macro_rules! registry {
             #[inline]
             fn ect(&self) -> bool {
                 match self { $( Connection::$variant(c) => c.ect(), )* }
+            }
+            #[inline]
+            fn last_rtt(&self) -> Time {
+                match self { $( Connection::$variant(c) => c.last_rtt(), )* }
             }
             #[inline]
             fn wscale(&self) -> u8 {

@@ -526,6 +526,10 @@ impl Transport for Conn {
     fn wscale(&self) -> u8 {
         self.p.wscale
     }
+    #[inline]
+    fn last_rtt(&self) -> Time {
+        self.last_rtt
+    }
 }
 
 /// Insert [s, e) into sorted disjoint ranges, merging overlaps.
