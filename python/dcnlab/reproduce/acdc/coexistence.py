@@ -37,13 +37,13 @@ def _stats(job, warm_us: float) -> dict:
 
 
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> pd.DataFrame:
-    """One row per case for preset `p` (duration_s, warmup_s, trace_interval)."""
+    """One row per case for preset `p` (duration_s, warmup_s, trace_interval, rtt_samples)."""
     out = out_path(out)
     flows = [{"src": 0, "dst": 2, "cc": "cubic", "start": "0ms"}, {"src": 1, "dst": 2, "cc": "dctcp", "start": "1ms"}]
     jobs = []
     for case, vs in CASES.items():
         sc = scenario("dumbbell", flows, MARKING, vs, p["duration_s"], queue={"node": "left", "port": 2},
-                      trace_interval=p["trace_interval"], rtt_samples=True)
+                      trace_interval=p["trace_interval"], rtt_samples=p.get("rtt_samples", False))
         jobs.append((sc, {"case": case}))
     raw = run_jobs(jobs, out, EXP, runner, fn=partial(_stats, warm_us=p["warmup_s"] * 1e6))
     raw.drop(columns=["cache"]).to_csv(out / "coexistence_runs.csv", index=False)

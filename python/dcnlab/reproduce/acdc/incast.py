@@ -34,14 +34,14 @@ def jobs(p: dict) -> list[tuple[dict, dict]]:
             aqm = with_non_ect(aqm, p)
             flows = [{"src": i, "dst": RECEIVER, "cc": cc, "start": f"{3 * i}us"} for i in range(n)]
             sc = scenario("star", flows, aqm, vs, p["duration_s"], queue={"node": "sw0", "port": RECEIVER},
-                          trace_interval=p["trace_interval"], queue_interval=p["queue_interval"], rtt_samples=True)
+                          trace_interval=p["trace_interval"], queue_interval=p["queue_interval"], rtt_samples=p.get("rtt_samples", False))
             out.append((sc, {"senders": n, "scheme": name}))
     return out
 
 
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> pd.DataFrame:
     """One row per (N, scheme) for preset `p` (senders, duration_s, warmup_s, trace_interval,
-    queue_interval, optional schemes), with each RTT percentile's cut against CUBIC at the same N."""
+    queue_interval, rtt_samples, optional schemes), with each RTT percentile's cut against CUBIC at the same N."""
     out = out_path(out)
     raw = run_jobs(jobs(p), out, EXP, runner, fn=partial(_stats, warm_us=p["warmup_s"] * 1e6))
     raw["avg_mbps"] = raw["avg_gbps"] * 1e3
