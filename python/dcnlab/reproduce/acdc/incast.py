@@ -68,7 +68,7 @@ def plot(raw: pd.DataFrame, out: str | Path) -> list[Path]:
     fig, axes = pyplot.subplots(1, len(panels), figsize=(4 * len(panels), 3.2))
     for ax, (col, title, log) in zip(axes, panels):
         for scheme, g in raw.groupby("scheme", sort=False):
-            ax.plot(g["senders"], g[col], marker="o", label=scheme)
+            ax.plot(g["senders"], g[col], marker="o", ls="--" if "2mss" in scheme else "-", label=scheme)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("senders")
         if log:
