@@ -22,6 +22,7 @@ from .common import ROOT
 PAPERS = {
     "ecn_sharp": "dcnlab.reproduce.ecn_sharp",
     "validation": "dcnlab.reproduce.validation",
+    "acdc": "dcnlab.reproduce.acdc",
 }
 
 

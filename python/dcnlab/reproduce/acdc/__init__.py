@@ -1,0 +1,29 @@
+"""AC/DC TCP reproductions (He et al., SIGCOMM 2016, §5), one module per experiment:
+`experiments/acdc/README.md` says what each reproduces, what the paper reports, what we measure and the
+tolerance; `experiments/acdc/scales.toml` holds the scale presets.
+
+Every run is deterministic (long-lived flows at fixed start times); schemes differ only in the guests'
+control, the vSwitch and the switch's marking."""
+
+from . import all_ports as _all_ports
+from . import cc_table as _cc_table
+from . import coexistence as _coexistence
+from . import five_ccs as _five_ccs
+from . import incast as _incast
+from .all_ports import all_ports  # noqa: F401
+from .cc_table import cc_table  # noqa: F401
+from .coexistence import coexistence  # noqa: F401
+from .common import SCHEMES  # noqa: F401
+from .five_ccs import five_ccs  # noqa: F401
+from .incast import incast  # noqa: F401
+
+TITLE = "AC/DC TCP reproduction"
+
+# Experiment name → its section (preset, out, runner) → HTML fragments. One line per experiment.
+EXPERIMENTS = {
+    "cc_table": _cc_table.section,
+    "coexistence": _coexistence.section,
+    "five_ccs": _five_ccs.section,
+    "incast": _incast.section,
+    "all_ports": _all_ports.section,
+}
