@@ -330,3 +330,11 @@ fn stride_and_shuffle_keys() {
     Sim::from_toml(&t("kind = \"shuffle\"\nsize = \"1MB\"")).unwrap();
     Sim::from_toml(&t("kind = \"stride\"\nstrides = [1, 2, 3]\nsize = \"1MB\"\nsequential = true\nrepeat = 2\nperiod = \"1ms\"")).unwrap();
 }
+
+#[test]
+fn a_flow_stops_after_it_starts() {
+    let t = replaced("kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10", "kind = \"flows\"\nlist = [{ src = 0, dst = 1, size = \"inf\", start = \"2ms\", stop = \"2ms\" }]");
+    let (f, m) = err(&t);
+    assert_eq!(f, "traffic[0].list[0].stop");
+    assert!(m.contains("after"), "{m}");
+}

@@ -104,3 +104,49 @@ fn a_shuffle_sends_to_every_other_host_two_at_a_time() {
     assert_eq!(one.meta.flows_finished, 5 * 4);
     assert!((0..5).all(|h| most_at_once(&one.flows, h) == 1));
 }
+
+/// AC/DC's convergence test (Fig. 14) adds long-lived flows one by one and removes them again: a listed
+/// flow's `stop` ends it with what it has sent by then. The stopped flows finish within an RTT or so of
+/// their stop, with their size and ideal FCT what they sent; the flow left alone takes the whole link.
+#[test]
+fn stopped_flows_end_with_what_they_sent_and_leave_the_link_to_the_rest() {
+    let r = run_toml(
+        r#"
+seed = 1
+stop = { time = "50ms" }
+[topology]
+kind = "dumbbell"
+left = 3
+right = 1
+host_link = { rate = "100Gbps", delay = "2us" }
+bottleneck_link = { rate = "10Gbps", delay = "5us" }
+[switch]
+buffer = "9MB"
+aqm = { kind = "dctcp_red", threshold = "100KB" }
+[host]
+transport = { kind = "tcp", cc = "dctcp" }
+[[traffic]]
+kind = "flows"
+list = [{ src = 0, dst = 3, size = "inf", stop = "40ms" }, { src = 1, dst = 3, size = "inf", start = "10ms", stop = "30ms" }, { src = 2, dst = 3, size = "inf", start = "20ms" }]
+[record]
+trace_flows = [2]
+trace_interval = "2ms"
+"#,
+    )
+    .unwrap();
+    for (i, stop) in [(0usize, 40u64), (1, 30)] {
+        let f = &r.flows[i];
+        let fin = f.finish.expect("a stopped flow finishes");
+        assert!(fin >= stop * MS && fin < stop * MS + MS / 2, "flow {i} finished at {fin}");
+        assert!(f.size < u64::MAX && f.size > 5_000_000, "flow {i}: {} B", f.size);
+        assert!(f.ideal_fct < fin - f.start, "flow {i}: ideal {} for {} B", f.ideal_fct, f.size);
+    }
+    // Flow 1 ran 20 ms beside one or two others: about a third to a half of 10 Gbps.
+    let gbps = r.flows[1].size as f64 * 8.0 / 20e-3 / 1e9;
+    assert!((2.5..=5.5).contains(&gbps), "{gbps}");
+    assert!(r.flows[2].finish.is_none());
+    let at = |t: u64| r.flow_trace.iter().find(|x| x.time == t * MS).unwrap().delivered_bytes;
+    let alone = (at(50) - at(42)) as f64 * 8.0 / 8e-3 / 1e9;
+    assert!(alone > 9.5, "flow 2 alone: {alone} Gbps");
+    assert!(r.meta.conservation.holds());
+}

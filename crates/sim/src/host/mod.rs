@@ -108,6 +108,9 @@ impl Sim {
             }
             fs[flow_id as usize] = sid;
         }
+        if let Some(t) = f.stop {
+            self.push(t, Ev::EndData { slot: sid, flow: flow_id });
+        }
         let mut out = std::mem::take(&mut self.hosts.outbox);
         self.hosts.slots[sid as usize].conn.start(now, &mut out);
         self.flush(sid, &mut out);
@@ -455,22 +458,52 @@ impl Sim {
                 self.record_rtt(now, pkt.flow, sid);
             }
             self.flush(sid, &mut out);
-            let slot = &mut self.hosts.slots[sid as usize];
-            if slot.conn.closed() {
-                let f = &mut self.rec.flows[pkt.flow as usize];
-                (f.retransmits, f.timeouts) = slot.conn.losses();
-                slot.live = false;
-                for i in 0..MAX_TIMERS {
-                    if let Some(t) = slot.conn.timer(i) {
-                        t.deadline = None;
-                    }
-                }
-                if (pkt.flow as usize) < self.hosts.flow_slot.len() {
-                    self.hosts.flow_slot[pkt.flow as usize] = u32::MAX;
-                }
-                self.hosts.free_slots.push(sid);
-            }
+            self.close_if_done(sid, pkt.flow);
         }
         self.hosts.outbox = out;
+    }
+
+    /// Free connection `sid` (of `flow`) once both ends are done.
+    fn close_if_done(&mut self, sid: u32, flow: u32) {
+        let slot = &mut self.hosts.slots[sid as usize];
+        if slot.conn.closed() {
+            let f = &mut self.rec.flows[flow as usize];
+            (f.retransmits, f.timeouts) = slot.conn.losses();
+            slot.live = false;
+            for i in 0..MAX_TIMERS {
+                if let Some(t) = slot.conn.timer(i) {
+                    t.deadline = None;
+                }
+            }
+            if (flow as usize) < self.hosts.flow_slot.len() {
+                self.hosts.flow_slot[flow as usize] = u32::MAX;
+            }
+            self.hosts.free_slots.push(sid);
+        }
+    }
+
+    /// A flow's application stops writing (`stop` of a flows list): the flow becomes what its sender has
+    /// sent, its record's size and ideal FCT with it; it completes now if the receiver holds all of that.
+    pub(crate) fn end_data(&mut self, sid: u32, flow: u32) {
+        let now = self.now();
+        let Some(slot) = self.hosts.slots.get_mut(sid as usize).filter(|s| s.live && s.flow == flow) else { return };
+        let (size, done) = slot.conn.end_data(now);
+        let (src, dst, hash, rhash, entry) = (slot.src, slot.dst, slot.hash, slot.rhash, slot.entry);
+        let delays = [slot.delay_data, slot.delay_ctl, slot.delay_ack];
+        let row = &self.rec.flows[flow as usize];
+        let params = self.hosts.transports[row.transport as usize];
+        if size != row.size {
+            let (ideal, standalone, _) = self.ideal_fct(src, dst, hash, rhash, size, delays, &params);
+            let row = &mut self.rec.flows[flow as usize];
+            (row.size, row.ideal_fct, row.standalone_fct) = (size, ideal, standalone);
+        }
+        if done {
+            self.rec.flows[flow as usize].finish = Some(now);
+            self.work.active_flows -= 1;
+            if self.work.sources[entry as usize].finished(src, now) {
+                self.push(now, Ev::Flow(entry));
+            }
+        }
+        self.close_if_done(sid, flow);
     }
 }

@@ -33,6 +33,8 @@ pub enum Ev {
     Timer { slot: u32, timer: u8 },
     /// A traffic source's next flow starts.
     Flow(u32),
+    /// A flow's application stops writing (`slot`, and the flow it must still hold).
+    EndData { slot: u32, flow: u32 },
     /// A packet held by the extra NIC delay is released.
     Release(PktId),
     /// A controller's tick.
@@ -80,6 +82,7 @@ impl Model for Sim {
             Ev::Arrive(p) => self.arrive(p),
             Ev::Timer { slot, timer } => self.timer_fired(slot, timer),
             Ev::Flow(i) => self.next_flow(i),
+            Ev::EndData { slot, flow } => self.end_data(slot, flow),
             Ev::Release(pkt) => self.nic_release(pkt),
             Ev::Control(i) => self.control_tick(i),
             Ev::Sample => self.sample_queues(),

@@ -54,6 +54,9 @@ pub trait Transport {
     fn trace(&self) -> TraceSample;
     /// Whether data packets carry ECT.
     fn ect(&self) -> bool;
+    /// The application stops writing: the flow becomes what the sender has sent (at least one byte).
+    /// Returns the flow's size now and whether the receiver has just become complete with it.
+    fn end_data(&mut self, now: Time) -> (u64, bool);
     /// The RTT sample the last packet at the sender gave (0: none).
     fn last_rtt(&self) -> Time {
         0
@@ -191,6 +194,9 @@ macro_rules! registry {
             #[inline]
             fn ect(&self) -> bool {
                 match self { $( Connection::$variant(c) => c.ect(), )* }
+            }
+            fn end_data(&mut self, now: Time) -> (u64, bool) {
+                match self { $( Connection::$variant(c) => c.end_data(now), )* }
             }
             #[inline]
             fn last_rtt(&self) -> Time {

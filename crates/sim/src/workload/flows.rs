@@ -7,7 +7,7 @@ use crate::config::kind::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::Deserialize;
 
-/// `{ kind = "flows", list = [{ src, dst, size, start, tag, priority }, …] }`.
+/// `{ kind = "flows", list = [{ src, dst, size, start, tag, priority, stop }, …] }`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cfg {
@@ -27,6 +27,9 @@ pub struct FlowSpec {
     /// Traffic class: the queue index at every port.
     #[serde(default)]
     pub priority: u8,
+    /// The application stops writing at this time: the flow ends with what it has sent by then
+    /// (AC/DC's convergence test removes long-lived flows this way).
+    pub stop: Option<Dur>,
 }
 
 impl super::Kind for Cfg {
@@ -52,6 +55,9 @@ impl super::Kind for Cfg {
             if fl.src == fl.dst {
                 return Err(ConfigError::new(f("dst"), "src and dst must differ"));
             }
+            if fl.stop.is_some_and(|s| s.0 <= fl.start.0) {
+                return Err(ConfigError::new(f("stop"), "must be after the flow's start"));
+            }
             flows.push(NewFlow {
                 src: fl.src,
                 dst: fl.dst,
@@ -62,6 +68,7 @@ impl super::Kind for Cfg {
                 transport: 0,
                 entry: 0,
                 extra_delay: None,
+                stop: fl.stop.map(|s| s.0),
             });
         }
         flows.sort_by_key(|f| f.start);

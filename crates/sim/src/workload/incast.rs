@@ -102,7 +102,7 @@ impl super::Kind for Cfg {
                 let src = senders[k % senders.len()];
                 let size = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
                 let dst = self.receiver;
-                flows.push(NewFlow { src, dst, size, start: t0, tag, prio: self.priority, transport: 0, entry: 0, extra_delay: None });
+                flows.push(NewFlow { src, dst, size, start: t0, tag, prio: self.priority, transport: 0, entry: 0, extra_delay: None, stop: None });
             }
         }
         Ok(Source::List { flows, next: 0 })

@@ -41,6 +41,8 @@ pub struct NewFlow {
     /// The flow's own extra delay at its sending host (a flow file's `extra_delay` column), replacing
     /// the draw of `host.extra_delay` for this flow (`host/mod.rs` `start_flow` says for which packets).
     pub extra_delay: Option<Time>,
+    /// When the application stops writing (the flow ends with what it has sent by then).
+    pub stop: Option<Time>,
 }
 
 /// What traffic needs to know about the topology.

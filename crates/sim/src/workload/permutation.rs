@@ -45,7 +45,7 @@ impl super::Kind for Cfg {
         let (tag, size) = (tags.id(&self.tag), self.size.0.bytes(mtu));
         let (start, prio) = (self.start.0, self.priority);
         let flows = (0..n)
-            .map(|s| NewFlow { src: s, dst: perm[s as usize], size, start, tag, prio, transport: 0, entry: 0, extra_delay: None })
+            .map(|s| NewFlow { src: s, dst: perm[s as usize], size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None })
             .collect();
         Ok(Source::List { flows, next: 0 })
     }

@@ -198,6 +198,6 @@ impl Poisson {
             break (s, d);
         };
         self.offered_bytes += size;
-        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio, transport: 0, entry: 0, extra_delay: None }
+        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio, transport: 0, entry: 0, extra_delay: None, stop: None }
     }
 }

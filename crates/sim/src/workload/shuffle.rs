@@ -69,7 +69,7 @@ impl super::Kind for Cfg {
         for &s in &members {
             let mut dsts: Vec<u32> = members.iter().copied().filter(|&d| d != s).collect();
             dsts.shuffle(&mut rng);
-            flows.extend(dsts.into_iter().map(|dst| NewFlow { src: s, dst, size, start, tag, prio, transport: 0, entry: 0, extra_delay: None }));
+            flows.extend(dsts.into_iter().map(|dst| NewFlow { src: s, dst, size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None }));
         }
         Ok(Source::Workers(Workers::new(flows, hosts.n_hosts, self.parallel)))
     }

@@ -80,7 +80,7 @@ mod tests {
     use super::*;
 
     fn f(src: u32, dst: u32, start: Time) -> NewFlow {
-        NewFlow { src, dst, size: 1000, start, tag: 0, prio: 0, transport: 0, entry: 0, extra_delay: None }
+        NewFlow { src, dst, size: 1000, start, tag: 0, prio: 0, transport: 0, entry: 0, extra_delay: None, stop: None }
     }
 
     #[test]

@@ -530,6 +530,14 @@ impl Transport for Conn {
     fn last_rtt(&self) -> Time {
         self.last_rtt
     }
+    fn end_data(&mut self, now: Time) -> (u64, bool) {
+        self.size = self.size.min(self.snd_max.max(1));
+        let done = self.finished_at.is_none() && self.rcv_nxt >= self.size;
+        if done {
+            self.finished_at = Some(now);
+        }
+        (self.size, done)
+    }
 }
 
 /// Insert [s, e) into sorted disjoint ranges, merging overlaps.
