@@ -338,3 +338,13 @@ fn a_flow_stops_after_it_starts() {
     assert_eq!(f, "traffic[0].list[0].stop");
     assert!(m.contains("after"), "{m}");
 }
+
+#[test]
+fn closed_loop_keys() {
+    let t = |kind: &str| replaced("kind = \"poisson\"\nsizes = \"web_search\"\nload = 0.5\nflows = 10", kind);
+    assert_eq!(err(&t("kind = \"closed_loop\"\nsizes = \"web_search\"\nmessages = 0")).0, "traffic[0].messages");
+    assert_eq!(err(&t("kind = \"closed_loop\"\nsizes = \"web_search\"\nmessages = 5\nthreads = 0")).0, "traffic[0].threads");
+    assert_eq!(err(&t("kind = \"closed_loop\"\nsizes = \"web_serch\"\nmessages = 5")).0, "traffic[0].sizes");
+    assert_eq!(err(&t("kind = \"closed_loop\"\nsizes = \"web_search\"\nmessages = 5\nhosts = [2]")).0, "traffic[0].hosts");
+    Sim::from_toml(&t("kind = \"closed_loop\"\nsizes = \"data_mining\"\nmessages = 5")).unwrap();
+}

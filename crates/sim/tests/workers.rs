@@ -7,10 +7,14 @@ use dcnlab_sim::run_toml;
 const MS: u64 = 1_000_000_000;
 
 fn star(traffic: &str) -> Records {
+    star_until(r#"{ all_flows_done = true, max_time = "10s" }"#, traffic)
+}
+
+fn star_until(stop: &str, traffic: &str) -> Records {
     run_toml(&format!(
         r#"
 seed = 4
-stop = {{ all_flows_done = true, max_time = "10s" }}
+stop = {stop}
 [topology]
 kind = "star"
 hosts = 17
@@ -149,4 +153,28 @@ trace_interval = "2ms"
     let alone = (at(50) - at(42)) as f64 * 8.0 / 8e-3 / 1e9;
     assert!(alone > 9.5, "flow 2 alone: {alone} Gbps");
     assert!(r.meta.conservation.holds());
+}
+
+/// §9.4: every host runs `threads` loops of draw a size, pick another host, send, wait for delivery. So a
+/// host never has more than `threads` messages out, each new one starts the moment one of its own is
+/// delivered, and the run ends after `messages`; a run cut short still lists every message the entry
+/// defines (the ones never sent as unstarted rows).
+#[test]
+fn closed_loop_threads_send_one_message_at_a_time_each() {
+    let traffic = "[[traffic]]\nkind = \"closed_loop\"\nsizes = \"web_search\"\nmessages = 300\nthreads = 3\nhosts = \"0-7\"\nstart = \"1ms\"\n";
+    let r = star(traffic);
+    assert_eq!(r.meta.flows_finished, 300);
+    for h in 0..8 {
+        let mine: Vec<&FlowRow> = r.flows.iter().filter(|f| f.src == h).collect();
+        assert!(!mine.is_empty() && mine.iter().all(|f| f.dst != h && f.dst < 8));
+        assert_eq!(most_at_once(&r.flows, h), 3, "host {h}");
+        let finishes: Vec<u64> = mine.iter().map(|f| f.finish.unwrap()).collect();
+        let first = mine.iter().filter(|f| f.start == MS).count();
+        assert_eq!(first, 3, "host {h}: three threads start at 1 ms");
+        assert!(mine.iter().filter(|f| f.start > MS).all(|f| finishes.contains(&f.start)), "host {h}: a message starts as one is delivered");
+    }
+    assert!(r.flows.iter().all(|f| f.src < 8));
+    let short = star_until(r#"{ time = "3ms" }"#, traffic);
+    assert_eq!(short.flows.len(), 300);
+    assert!(short.meta.flows_finished < 300);
 }

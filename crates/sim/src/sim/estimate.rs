@@ -143,6 +143,7 @@ fn count_field(kind: &TrafficKind) -> &'static str {
         TrafficKind::File(_) => "path",
         TrafficKind::Stride(_) | TrafficKind::Permutation(_) => "kind",
         TrafficKind::Shuffle(_) => "hosts",
+        TrafficKind::ClosedLoop(_) => "messages",
     }
 }
 
@@ -180,6 +181,12 @@ fn last_start(kind: &TrafficKind, host_rate: Option<u64>, hosts: u128) -> Option
             Some(c.start.0 as u128 + periodic.max(back_to_back))
         }
         TrafficKind::Permutation(c) => Some(c.start.0 as u128),
+        // Every host's link busy with the messages.
+        TrafficKind::ClosedLoop(c) => {
+            let mean = Cdf::load(&c.sizes, "").ok()?.mean();
+            let m = c.hosts.as_ref().map_or(hosts, |h| h.0.len() as u128).max(1);
+            Some(c.start.0 as u128 + (c.messages as f64 * mean * 8.0 * SEC as f64 / (m as f64 * host_rate? as f64)).min(1e30) as u128)
+        }
         // A sender's transfers, back to back at its link rate.
         TrafficKind::Shuffle(c) => {
             let m = c.hosts.as_ref().map_or(hosts, |h| h.0.len() as u128);

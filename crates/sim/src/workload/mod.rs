@@ -5,6 +5,7 @@
 //! (`conventions.md`, Determinism).
 
 pub mod cdf;
+pub mod closed_loop;
 pub mod file;
 pub mod flows;
 pub mod incast;
@@ -439,6 +440,7 @@ registry! {
     Incast = "incast" => incast,
     Stride = "stride" => stride,
     Shuffle = "shuffle" => shuffle,
+    ClosedLoop = "closed_loop" => closed_loop,
     Permutation = "permutation" => permutation,
     Flows = "flows" => flows,
     File = "file" => file,

@@ -1,18 +1,24 @@
 //! Flows served by workers at their sending host: each host has `workers` of them, and a worker starts
 //! the host's next flow when its last one finishes. One worker runs a host's flows back to back (AC/DC's
 //! sequential stride, `workloads.md` §9.2); two give the shuffle's "at most two transfers in parallel per
-//! sender" (§9.3). A flow starts no earlier than its own `start`.
+//! sender" (§9.3). A flow starts no earlier than its own `start`. Instead of a list, the flows may come
+//! from a generator asked for a host's next flow when one of its workers is free (`closed_loop.rs`).
 
 use super::NewFlow;
 use crate::units::Time;
 use std::collections::{BTreeMap, VecDeque};
 
+/// Makes host `src`'s next flow, starting at `now`, or says there is none left.
+pub type Generator = Box<dyn FnMut(u32, Time) -> Option<NewFlow>>;
+
 pub struct Workers {
     /// Per sending host: the flows no worker has taken yet, in order.
     queues: Vec<VecDeque<NewFlow>>,
+    generator: Option<Generator>,
     /// Flows a worker has taken, by the time they may start (and the order they were taken in).
     ready: BTreeMap<(Time, u64), NewFlow>,
     taken: u64,
+    last_start: Time,
 }
 
 impl Workers {
@@ -22,7 +28,7 @@ impl Workers {
         for f in flows {
             queues[f.src as usize].push_back(f);
         }
-        let mut w = Workers { queues, ready: BTreeMap::new(), taken: 0 };
+        let mut w = Workers { queues, generator: None, ready: BTreeMap::new(), taken: 0, last_start: 0 };
         for h in 0..n_hosts {
             for _ in 0..workers {
                 w.take(h, 0);
@@ -31,10 +37,27 @@ impl Workers {
         w
     }
 
+    /// Workers whose flows come from `generator`: `workers` per host of `hosts`, the first flows at `start`.
+    pub fn generated(n_hosts: u32, hosts: &[u32], workers: u32, start: Time, generator: Generator) -> Workers {
+        let queues = vec![VecDeque::new(); n_hosts as usize];
+        let mut w = Workers { queues, generator: Some(generator), ready: BTreeMap::new(), taken: 0, last_start: 0 };
+        for _ in 0..workers {
+            for &h in hosts {
+                w.take(h, start);
+            }
+        }
+        w
+    }
+
     /// A worker of host `h` is free at `now`: it takes the host's next flow, if any.
     fn take(&mut self, h: u32, now: Time) -> bool {
-        let Some(mut f) = self.queues[h as usize].pop_front() else { return false };
+        let next = match self.queues[h as usize].pop_front() {
+            Some(f) => Some(f),
+            None => self.generator.as_mut().and_then(|g| g(h, now)),
+        };
+        let Some(mut f) = next else { return false };
         f.start = f.start.max(now);
+        self.last_start = self.last_start.max(f.start);
         self.ready.insert((f.start, self.taken), f);
         self.taken += 1;
         true
@@ -54,10 +77,25 @@ impl Workers {
     }
 
     /// Every flow not started, in the order they would start (a run's end): the taken ones, then each
-    /// host's queue at the flows' own start times.
+    /// host's queue at the flows' own start times, then what the generator has left, drawn host by host
+    /// in turn as due when the last taken flow was.
     pub fn unstarted(&mut self) -> Vec<NewFlow> {
         let mut v: Vec<NewFlow> = std::mem::take(&mut self.ready).into_values().collect();
         v.extend(self.queues.iter_mut().flat_map(|q| q.drain(..)));
+        if let Some(g) = self.generator.as_mut() {
+            let n = self.queues.len() as u32;
+            let (mut h, mut idle) = (0, 0);
+            while idle < n {
+                match g(h, self.last_start) {
+                    Some(f) => {
+                        v.push(f);
+                        idle = 0;
+                    }
+                    None => idle += 1,
+                }
+                h = (h + 1) % n;
+            }
+        }
         v
     }
 
