@@ -246,3 +246,37 @@ fn active_window_bounds_when_an_entry_generates() {
     let e = Sim::from_toml(&star(8, "", "", &bad, "", "{ time = \"50ms\" }")).err().unwrap();
     assert_eq!(e.field, "traffic[0].active.stop", "{e}");
 }
+
+/// `ect_control = true` makes a DCTCP connection's pure ACKs ECN-capable (Linux's DCTCP sends every
+/// packet ECT). Hosts 2 and 3 fill the port toward host 0 past K; the ACKs of host 0's own flow to host 1
+/// cross that port. With `non_ect = "drop"` the switch drops them while they are Not-ECT, and marks them
+/// instead once they are ECT.
+#[test]
+fn ect_control_keeps_acks_from_a_marking_switchs_not_ect_drops() {
+    let run = |ect_control: bool| {
+        dcnlab_sim::run_toml(&format!(
+            r#"
+seed = 2
+stop = {{ time = "20ms" }}
+[topology]
+kind = "star"
+hosts = 4
+link = {{ rate = "10Gbps", delay = "2us" }}
+[switch]
+buffer = "4MB"
+aqm = {{ kind = "dctcp_red", threshold = "30KB", non_ect = "drop" }}
+[host]
+transport = {{ kind = "tcp", cc = "dctcp", ect_control = {ect_control} }}
+[[traffic]]
+kind = "flows"
+list = [{{ src = 0, dst = 1, size = "inf" }}, {{ src = 2, dst = 0, size = "inf" }}, {{ src = 3, dst = 0, size = "inf" }}]
+"#
+        ))
+        .unwrap()
+    };
+    let (off, on) = (run(false), run(true));
+    eprintln!("ACK drops: {} without, {} with ect_control", off.meta.drops.aqm, on.meta.drops.aqm);
+    assert!(off.meta.drops.aqm > 100, "{:?}", off.meta.drops);
+    assert_eq!(on.meta.drops.total(), 0);
+    assert!(on.meta.marks > 0);
+}

@@ -186,6 +186,7 @@ impl Sim {
         let (src, dst, hash, rhash, prio, flow) = (slot.src, slot.dst, slot.hash, slot.rhash, slot.prio, slot.flow);
         let (dd, dc, da) = (slot.delay_data, slot.delay_ctl, slot.delay_ack);
         let ect = if slot.conn.ect() { Ecn::Ect } else { Ecn::NotEct };
+        let ctl = if slot.conn.ect_control() { Ecn::Ect } else { Ecn::NotEct };
         // A SYN and a SYN-ACK carry the window-scale shift of their sender's end.
         let wscale = slot.conn.wscale();
         let syn_opt = |f: u8| if f & flags::SYN != 0 { TcpOpt::WScale(wscale) } else { TcpOpt::None };
@@ -230,7 +231,7 @@ impl Sim {
                         payload: 0,
                         win,
                         flags: f,
-                        ecn: Ecn::NotEct,
+                        ecn: ctl,
                         prio: if pias.is_empty() { prio } else { 0 },
                         opt: syn_opt(f),
                     },

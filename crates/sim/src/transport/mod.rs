@@ -61,6 +61,10 @@ pub trait Transport {
     fn last_rtt(&self) -> Time {
         0
     }
+    /// Whether ACKs (and SYN-ACKs) carry ECT too.
+    fn ect_control(&self) -> bool {
+        false
+    }
     /// The window-scale shift this end announces in its SYN or SYN-ACK (RFC 7323), and applies to the
     /// windows it advertises.
     fn wscale(&self) -> u8 {
@@ -201,6 +205,10 @@ macro_rules! registry {
             #[inline]
             fn last_rtt(&self) -> Time {
                 match self { $( Connection::$variant(c) => c.last_rtt(), )* }
+            }
+            #[inline]
+            fn ect_control(&self) -> bool {
+                match self { $( Connection::$variant(c) => c.ect_control(), )* }
             }
             #[inline]
             fn wscale(&self) -> u8 {

@@ -41,6 +41,11 @@ pub struct Cfg {
     /// Exchange SYN/SYN-ACK before the first byte.
     #[serde(default)]
     pub handshake: bool,
+    /// With ECN: the SYN-ACK and pure ACKs are ECN-capable too (Linux's DCTCP sets ECT on the socket
+    /// during the handshake, so every packet carries it); else they are Not-ECT as RFC 3168 has them. (The
+    /// SYN of an ECN connection carries ECT either way, as Linux's DCTCP sends it.)
+    #[serde(default)]
+    pub ect_control: bool,
     /// DCTCP's alpha gain g (RFC 8257: 1/16).
     #[serde(default = "default_dctcp_g")]
     pub dctcp_g: f64,
@@ -95,6 +100,7 @@ impl Default for Cfg {
             rwnd: default_rwnd(),
             wscale: default_wscale(),
             handshake: false,
+            ect_control: false,
             dctcp_g: default_dctcp_g(),
             tsq_limit: default_tsq(),
         }
@@ -114,6 +120,8 @@ pub struct TcpParams {
     pub rwnd: u64,
     pub wscale: u8,
     pub handshake: bool,
+    /// ECN-capable SYN-ACK and pure ACKs (with `ecn`).
+    pub ect_control: bool,
     pub dctcp_g: f64,
     /// TCP Small Queues: most payload bytes a connection keeps queued at its own host (extra-delay line
     /// and NIC queue) before it waits for them to leave; `u64::MAX` turns it off.
@@ -207,6 +215,7 @@ impl crate::transport::Setup for Cfg {
             rwnd: self.rwnd.0.bytes(mtu as u64),
             wscale: self.wscale,
             handshake: self.handshake,
+            ect_control: self.ect_control && ecn,
             dctcp_g: self.dctcp_g,
             tsq_limit: self.tsq_limit.0.bytes(mtu as u64),
         })

@@ -527,6 +527,10 @@ impl Transport for Conn {
         self.p.wscale
     }
     #[inline]
+    fn ect_control(&self) -> bool {
+        self.p.ect_control
+    }
+    #[inline]
     fn last_rtt(&self) -> Time {
         self.last_rtt
     }
