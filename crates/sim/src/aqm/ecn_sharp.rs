@@ -373,6 +373,7 @@ mod tests {
     fn instantaneous_marking_is_strictly_above_ins_target() {
         let mut a = sharp(ControlLaw::Linear);
         assert_eq!(marks(&mut a, &[(1, 200 * US), (2, 200 * US + 1), (3, 10 * US)]), vec![2]);
+        assert_eq!((a.stats.instantaneous_marks, a.stats.persistent_marks), (1, 0));
     }
 
     #[test]
@@ -427,12 +428,23 @@ mod tests {
     }
 
     #[test]
+    fn a_sojourn_at_pst_target_is_not_below_it() {
+        // Algorithm 1 resets only on a value below pst_target: a sojourn of exactly 85 µs keeps the
+        // detection going, so the first persistent mark is the first packet after 0 + 200 µs.
+        let mut a = sharp(ControlLaw::Linear);
+        let seq: Vec<(Time, Time)> = (0..30).map(|k| (k * 10 * US, 85 * US)).collect();
+        assert_eq!(marks(&mut a, &seq)[0], 210 * US);
+    }
+
+    #[test]
     fn sqrt_law_of_the_public_code() {
         let mut a = sharp(ControlLaw::Sqrt);
-        let seq: Vec<(Time, Time)> = (0..300).map(|k| (k * US, 100 * US)).collect();
+        // 1.5 ms of packets, so that the law's spacing shows (at 300 µs there was only the first mark).
+        let seq: Vec<(Time, Time)> = (0..1500).map(|k| (k * US, 100 * US)).collect();
         let got = marks(&mut a, &seq);
-        // t0 = 201 µs; then after now + 200/√2 µs, then + 200/√3 µs from that mark, …
-        assert_eq!(got[0], 201 * US);
+        // t0 = 201 µs; the first packet after 201 + 200 µs; then after now + 200/√2 µs, then + 200/√3 µs
+        // from that mark, …: 402, 543.4 → 544, 659.5 → 660, 760 → 761 µs.
+        assert_eq!(&got[..5], &[201 * US, 402 * US, 544 * US, 660 * US, 761 * US]);
         let iv = 200.0 * US as f64;
         let mut expect = vec![201 * US];
         let mut next = 201 * US + 200 * US;
@@ -488,6 +500,15 @@ mod tests {
     }
 
     #[test]
+    fn tofino_table_entries_use_all_eight_bits() {
+        // ⌈2040 / 8⌉ = 255 fits an 8-bit entry unscaled (s = 0), so 2040 / 8 is exact; ⌈2048 / 8⌉ = 256 does
+        // not (s = 1: 128 << 1), and ⌈2056 / 8⌉ = 257 shows the scaled entry's rounding (128 << 1 = 256).
+        assert_eq!(tofino_divide(2040, 8), 255);
+        assert_eq!(tofino_divide(2048, 8), 256);
+        assert_eq!(tofino_divide(2056, 8), 256);
+    }
+
+    #[test]
     fn tofino_clock_counts_wraps() {
         let mut a = sharp(ControlLaw::Linear);
         a.params.division = Division::Tofino;
@@ -500,6 +521,38 @@ mod tests {
         assert!(t2 > t1);
         // Two packets within the same 1.024 µs tick are not a wrap.
         assert_eq!(a.clock(4_400_000_000_100), t2);
+    }
+
+    #[test]
+    fn config_keys_reach_the_algorithm_and_bad_values_are_refused() {
+        let cfg = |t: &str| -> Cfg { toml::from_str(t).unwrap() };
+        let field = |t: &str| cfg(t).validate("switch.aqm", 1500).unwrap_err().field;
+        let sojourn = |extra: &str| format!("ins_target = \"100us\"\npst_target = \"85us\"\npst_interval = \"200us\"\n{extra}");
+        // ins_pmax is a probability in (0, 1]: 0 is refused, 1 is not; each ramp key needs the other.
+        assert_eq!(field(&sojourn("ins_max = \"300us\"\nins_pmax = 0.0")), "switch.aqm.ins_pmax");
+        assert!(cfg(&sojourn("ins_max = \"300us\"\nins_pmax = 1.0")).validate("switch.aqm", 1500).is_ok());
+        assert_eq!(field(&sojourn("ins_pmax = 0.2")), "switch.aqm.ins_max");
+        // With signal = "sojourn" the targets are times, with signal = "queue" sizes, and an unlimited size
+        // is refused.
+        assert_eq!(field("ins_target = \"200KB\"\npst_target = \"85us\"\npst_interval = \"200us\""), "switch.aqm.ins_target");
+        assert_eq!(field("signal = \"queue\"\nins_target = \"200KB\"\npst_target = \"85us\"\npst_interval = \"200us\""), "switch.aqm.pst_target");
+        let e = cfg("signal = \"queue\"\nins_target = \"inf\"\npst_target = \"100KB\"\npst_interval = \"200us\"")
+            .validate("switch.aqm", 1500)
+            .unwrap_err();
+        assert_eq!(e.field, "switch.aqm.ins_target");
+        assert!(e.message.contains("finite"), "{}", e.message);
+        assert_eq!(field("ins_target = \"100us\"\npst_target = \"85us\"\npst_interval = \"0us\""), "switch.aqm.pst_interval");
+        // Every key reaches the algorithm.
+        let c = cfg(&sojourn("ins_max = \"300us\"\nins_pmax = 0.5\nnon_ect = \"drop\"\ncontrol_law = \"sqrt\"\ndivision = \"tofino\""));
+        assert!(c.validate("switch.aqm", 1500).is_ok());
+        let p = c.build(1500).params;
+        assert_eq!((p.ins_target, p.pst_target, p.pst_interval), (100 * US, 85 * US, 200 * US));
+        assert_eq!(p.ins_ramp, Some((300 * US, 0.5)));
+        assert_eq!((p.signal, p.control_law, p.division, c.non_ect()), (Signal::Sojourn, ControlLaw::Sqrt, Division::Tofino, NonEct::Drop));
+        let q = cfg("signal = \"queue\"\nins_target = \"40pkt\"\npst_target = \"30KB\"\npst_interval = \"100us\"");
+        assert!(q.validate("switch.aqm", 1500).is_ok());
+        let p = q.build(1500).params;
+        assert_eq!((p.ins_target, p.pst_target, p.ins_ramp, p.signal, q.non_ect()), (60_000, 30_000, None, Signal::Queue, NonEct::Pass));
     }
 
     #[test]
@@ -523,5 +576,13 @@ mod tests {
         assert!((frac(200 * US) - 0.25).abs() < 0.015, "half-way up the ramp: pmax / 2");
         assert!((frac(300 * US) - 0.5).abs() < 0.015, "pmax at ins_max");
         assert_eq!(frac(300 * US + 1), 1.0, "always above ins_max");
+        // A packet at or below ins_target cannot be marked and draws no random number (RED's rule below
+        // min_th), so the draws of later packets stay those of the same seed.
+        let mut rng = crate::rng::stream(7, "ramp", 0);
+        let before = rng.clone();
+        for soj in [0, 100 * US] {
+            assert_eq!(a.on_dequeue(&ctx(1), soj, &mut rng), Verdict::Pass);
+        }
+        assert!(rng == before, "a packet at ins_target drew a random number");
     }
 }

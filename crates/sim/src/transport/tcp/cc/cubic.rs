@@ -358,6 +358,30 @@ mod tests {
     }
 
     #[test]
+    fn hystart_waits_for_16_segments_and_times_a_train_from_its_rounds_start() {
+        // Rounds that begin at 10 ms, not at 0 (where a fresh state already has round_start = last_ack).
+        let t0 = 10 * MS;
+        // From 16 segments, ACKs 10 µs apart, RTT_min 100 µs: the train passes RTT_min/2 = 50 µs after the
+        // round's first ACK at the 7th ACK, when cwnd is 22 segments — timed from that first ACK.
+        let mut c = Cubic::new(Cfg { hystart: true, ..Cfg::default() }, 0);
+        let mut w = win(16.0, f64::INFINITY);
+        for i in 0..7u64 {
+            w.snd_una = 1 + i;
+            c.increase(&mut w, &ack(t0 + i * 10 * US, 100 * US, 100 * US));
+        }
+        assert_eq!(w.ssthresh, 22_000.0);
+        // Below 16 segments HyStart only keeps its round: from 2 segments, with RTT_min 20 µs (a 10 µs
+        // train), slow start ends when cwnd reaches 16 segments, not at the third ACK.
+        let mut c = Cubic::new(Cfg { hystart: true, ..Cfg::default() }, 0);
+        let mut w = win(2.0, f64::INFINITY);
+        for i in 0..20u64 {
+            w.snd_una = 1 + i;
+            c.increase(&mut w, &ack(t0 + i * 10 * US, 20 * US, 20 * US));
+        }
+        assert_eq!(w.ssthresh, 16_000.0);
+    }
+
+    #[test]
     fn hystart_ack_train_counts_acks_up_to_two_ms_apart_within_a_round() {
         // ACKs exactly 2 ms apart still make a train; RTT_min 5 ms puts the threshold at 2.5 ms, passed
         // at the third ACK (4 ms after the round began).
