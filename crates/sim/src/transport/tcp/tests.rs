@@ -17,6 +17,7 @@ fn params(cc: CcCfg, ecn: bool) -> TcpParams {
         rwnd: 1 << 30,
         wscale: 14,
         handshake: false,
+        ect_control: false,
         dctcp_g: 1.0 / 16.0,
         tsq_limit: u64::MAX,
     }
