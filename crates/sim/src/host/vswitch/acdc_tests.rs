@@ -98,8 +98,12 @@ fn defaults_and_errors() {
     bad("police_slack = \"x\"", "police_slack");
     bad("idle_timeout = \"0s\"", "idle_timeout");
     bad("idle_timeout = \"1\"", "idle_timeout");
+    bad("police_slack = \"-1mss\"", "police_slack");
+    bad("rwnd_min = \"1000001mss\"", "rwnd_min");
+    bad("rwnd_min = \"4294967296B\"", "rwnd_min");
+    bad("init_cwnd = 1000001", "init_cwnd");
     // At the edges: accepted.
-    for ok in ["mss = 1460", "g = 1.0", "alpha_init = 0.0", "beta = 0.0", "init_cwnd = 1", "rwnd_min = \"4GB\""] {
+    for ok in ["mss = 1460", "g = 1.0", "alpha_init = 0.0", "beta = 0.0", "init_cwnd = 1", "init_cwnd = 1000000", "rwnd_min = \"4294967295B\"", "rwnd_min = \"1000000mss\"", "police_slack = \"0mss\""] {
         let c: Cfg = toml::from_str(ok).unwrap();
         assert!(c.resolve(1500).is_ok(), "{ok}");
     }
