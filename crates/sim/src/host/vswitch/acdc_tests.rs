@@ -518,3 +518,11 @@ fn the_probe_sees_a_guest_that_ignores_the_window() {
     p.egress(2, 0, &mut pkt(flags::DATA, MSS, 0, 1001), &mut out);
     assert_eq!(p.violations.len(), 1);
 }
+
+#[test]
+fn stats_add_field_by_field() {
+    let a = Stats { feedback_options: 1, feedback_only_acks: 2, ect_set: 3, ce_bytes: 4, rwnd_rewrites: 5, ecn_cuts: 6, loss_cuts: 7, timeouts: 8, policed: 9 };
+    let mut s = a;
+    s += Stats { feedback_options: 10, feedback_only_acks: 20, ect_set: 30, ce_bytes: 40, rwnd_rewrites: 50, ecn_cuts: 60, loss_cuts: 70, timeouts: 80, policed: 90 };
+    assert_eq!(s, Stats { feedback_options: 11, feedback_only_acks: 22, ect_set: 33, ce_bytes: 44, rwnd_rewrites: 55, ecn_cuts: 66, loss_cuts: 77, timeouts: 88, policed: 99 });
+}
