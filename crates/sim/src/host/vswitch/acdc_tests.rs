@@ -526,3 +526,24 @@ fn stats_add_field_by_field() {
     s += Stats { feedback_options: 10, feedback_only_acks: 20, ect_set: 30, ce_bytes: 40, rwnd_rewrites: 50, ecn_cuts: 60, loss_cuts: 70, timeouts: 80, policed: 90 };
     assert_eq!(s, Stats { feedback_options: 11, feedback_only_acks: 22, ect_set: 33, ce_bytes: 44, rwnd_rewrites: 55, ecn_cuts: 66, loss_cuts: 77, timeouts: 88, policed: 99 });
 }
+
+#[test]
+fn the_sweep_runs_once_per_timeout_and_forgets_both_ends_idle_that_long() {
+    let ms = crate::units::MS;
+    let mut a = acdc("idle_timeout = \"10ms\"");
+    let mut out = ShimOut::default();
+    let at = |flow: u32, p: Packet| Packet { flow, ..p };
+    a.egress(0, 0, &mut at(1, data(0)), &mut out); // sender of flow 1, last seen at 0
+    a.ingress(0, 0, &mut at(2, data(0)), &mut out); // receiver of flow 2, last seen at 0
+    a.egress(5 * ms, 0, &mut at(3, data(0)), &mut out); // sender of flow 3, at 5 ms
+    a.ingress(5 * ms, 0, &mut at(4, data(0)), &mut out); // receiver of flow 4, at 5 ms
+    // The first sweep, exactly at 10 ms: 10 ms idle is forgotten, 5 ms is kept.
+    a.egress(10 * ms, 0, &mut at(9, data(0)), &mut out);
+    assert!(!a.snd.contains_key(&1) && !a.rcv.contains_key(&2));
+    assert!(a.snd.contains_key(&3) && a.rcv.contains_key(&4));
+    // At 16 ms flows 3 and 4 have been idle 11 ms, but the next sweep is not before 20 ms.
+    a.egress(16 * ms, 0, &mut at(9, data(MSS)), &mut out);
+    assert!(a.snd.contains_key(&3) && a.rcv.contains_key(&4));
+    a.egress(20 * ms, 0, &mut at(9, data(2 * MSS)), &mut out);
+    assert!(!a.snd.contains_key(&3) && !a.rcv.contains_key(&4) && a.snd.contains_key(&9));
+}
