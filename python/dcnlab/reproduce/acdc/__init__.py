@@ -14,6 +14,8 @@ from .all_ports import all_ports  # noqa: F401
 from .cc_table import cc_table  # noqa: F401
 from .coexistence import coexistence  # noqa: F401
 from .common import SCHEMES  # noqa: F401
+from .convergence import convergence  # noqa: F401
+from . import convergence as _convergence
 from .five_ccs import five_ccs  # noqa: F401
 from .incast import incast  # noqa: F401
 
@@ -26,4 +28,5 @@ EXPERIMENTS = {
     "five_ccs": _five_ccs.section,
     "incast": _incast.section,
     "all_ports": _all_ports.section,
+    "convergence": _convergence.section,
 }

@@ -214,3 +214,42 @@ def with_non_ect(aqm: dict, p: dict) -> dict:
     if aqm.get("kind") == "dctcp_red" and "non_ect" in p:
         return aqm | {"non_ect": p["non_ect"]}
     return aqm
+
+
+def scheme_scenario(template: str, name: str, traffic: list[dict], stop: dict, p: dict, hosts: int | None = None,
+                    record: dict | None = None) -> dict:
+    """A scenario from `experiments/acdc/<template>.toml` for one of `SCHEMES` with the given traffic
+    entries (their flows take the scheme's guest control from `host.transport`), stop condition and
+    record table; the AQM's `non_ect` from the preset (`with_non_ect`); `hosts` resizes a star."""
+    cc, vs, aqm = SCHEMES[name]
+    sc = copy.deepcopy(load_scenario(EXP / f"{template}.toml"))
+    sc["stop"] = copy.deepcopy(stop)
+    sc["switch"]["aqm"] = with_non_ect(copy.deepcopy(aqm), p)
+    sc["host"]["transport"]["cc"] = cc
+    if vs is None:
+        sc["host"].pop("vswitch", None)
+    else:
+        sc["host"]["vswitch"] = copy.deepcopy(vs)
+    if hosts is not None:
+        sc["topology"]["hosts"] = hosts
+    sc["traffic"] = copy.deepcopy(traffic)
+    sc["record"] = copy.deepcopy(record or {})
+    return sc
+
+
+def fct_stats(f: pd.DataFrame, prefix: str) -> dict:
+    """Median, 99th and 99.9th percentile and mean FCT (µs) of the finished flows in `f`, and their count."""
+    x = f.loc[f["finished"], "fct_us"]
+    p50, p99, p999 = percentiles(x, (0.5, 0.99, 0.999))
+    return {f"{prefix}_n": int(len(x)), f"{prefix}_unfinished": int((~f["finished"]).sum()), f"{prefix}_p50_us": p50,
+            f"{prefix}_p99_us": p99, f"{prefix}_p999_us": p999, f"{prefix}_mean_us": float(x.mean()) if len(x) else float("nan")}
+
+
+def add_cuts(raw: pd.DataFrame, cols: list[str], by: list[str]) -> pd.DataFrame:
+    """For each column in `cols`, `<col>_cut` = 1 − value / CUBIC's value in the same `by` group."""
+    if "CUBIC" not in set(raw["scheme"]):
+        return raw
+    ref = raw[raw["scheme"] == "CUBIC"].set_index(by)
+    for c in cols:
+        raw[f"{c}_cut"] = [1 - r[c] / ref.loc[tuple(r[k] for k in by) if len(by) > 1 else r[by[0]], c] for _, r in raw.iterrows()]
+    return raw
