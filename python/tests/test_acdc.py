@@ -83,3 +83,45 @@ def test_all_ports_congested(tmp_path: Path, non_ect):
     assert by.loc["CUBIC", "drop_rate_b1_pct"] > 1.0 and by.loc["CUBIC", "drop_rate_all_pct"] > 0.02, by
     assert by.loc["DCTCP", "drops_run"] == 0 and by.loc["AC/DC", "drops_run"] == 0, by
     assert by.loc["CUBIC", "rtt_p50_us"] > 2 * by.loc["DCTCP", "rtt_p50_us"] > 2 * by.loc["AC/DC", "rtt_p50_us"], by
+
+
+def test_convergence_dctcp_and_acdc_share_cubic_drops(tmp_path: Path):
+    raw = acdc.convergence("small", tmp_path, runner=SerialRunner(), flows=3, period_s=0.5, settle_s=0.15)
+    by = raw.set_index("scheme")
+    # Paper (Fig. 14): DCTCP and AC/DC converge to fair shares and drop nothing; CUBIC drops 0.17 %.
+    assert by.loc["DCTCP", "jain_min_shared"] >= 0.95 and by.loc["AC/DC", "jain_min_shared"] >= 0.95, by
+    assert by.loc["CUBIC", "drop_rate_pct"] > 0 and by.loc["CUBIC", "retransmits"] > 0, by
+    assert by.loc["DCTCP", "drops_run"] == 0, by
+    # AC/DC: no data segment lost; at most the SYN of each joining flow (Not-ECT, WRED drops it above K; README).
+    assert by.loc["AC/DC", "retransmits"] == 0 and by.loc["AC/DC", "drops_run"] <= 2, by
+    assert by.loc["AC/DC", "drop_rate_pct"] < 0.001, by
+    assert (by["total_gbps_min"] > 9.5).all(), by
+
+
+def _mice_checks(by, what):
+    cubic, dctcp, a = (by.loc[s] for s in ("CUBIC", "DCTCP", "AC/DC"))
+    # AC/DC's 16 KB messages as DCTCP's (within 25 %) and far below CUBIC's at the tail.
+    for q in ("mice_p99_us", "mice_p999_us"):
+        assert a[q] < 0.3 * cubic[q] and dctcp[q] < 0.3 * cubic[q], (what, q, by)
+    for q in ("mice_p50_us", "mice_p99_us", "mice_p999_us"):
+        assert abs(a[q] / dctcp[q] - 1) < 0.25, (what, q, by)
+    assert dctcp["drops_run"] == 0 and a["drops_run"] == 0 and cubic["drops_run"] > 0, (what, by)
+    assert (by["mice_unfinished"] == 0).all() and (by["bg_unfinished"] == 0).all(), (what, by)
+    # Background flows: DCTCP and AC/DC alike (the paper: similar completion times).
+    assert abs(a["bg_mean_us"] / dctcp["bg_mean_us"] - 1) < 0.1, (what, by)
+
+
+def test_stride_mice_acdc_as_dctcp_far_below_cubic(tmp_path: Path):
+    raw = acdc.stride("small", tmp_path, runner=SerialRunner(), bg_size="32MB", seeds=1, mice_repeat=60)
+    st = raw[raw["variant"] == "staggered"].set_index("scheme")
+    _mice_checks(st, "staggered")
+    # Lockstep: every port carries one flow at a time, nothing queues at the switch, all schemes alike.
+    lk = raw[raw["variant"] == "lockstep"].set_index("scheme")
+    assert (lk["drops_run"] == 0).all() and lk["mice_p999_us"].max() / lk["mice_p999_us"].min() < 1.05, lk
+
+
+def test_shuffle_mice_acdc_as_dctcp_far_below_cubic(tmp_path: Path):
+    by = acdc.shuffle("small", tmp_path, runner=SerialRunner(), bg_size="8MB", seeds=2, mice_repeat=60).set_index("scheme")
+    _mice_checks(by, "shuffle")
+    # Paper: median −72 % (DCTCP) and −71 % (AC/DC) against CUBIC.
+    assert by.loc["DCTCP", "mice_p50_us_cut"] > 0.4 and by.loc["AC/DC", "mice_p50_us_cut"] > 0.4, by

@@ -2,20 +2,27 @@
 `experiments/acdc/README.md` says what each reproduces, what the paper reports, what we measure and the
 tolerance; `experiments/acdc/scales.toml` holds the scale presets.
 
-Every run is deterministic (long-lived flows at fixed start times); schemes differ only in the guests'
+Runs are deterministic for a seed (the shuffle's orders and the staggered stride's start offsets come
+from it); schemes differ only in the guests'
 control, the vSwitch and the switch's marking."""
 
 from . import all_ports as _all_ports
 from . import cc_table as _cc_table
 from . import coexistence as _coexistence
+from . import convergence as _convergence
+from . import shuffle as _shuffle
+from . import stride as _stride
 from . import five_ccs as _five_ccs
 from . import incast as _incast
 from .all_ports import all_ports  # noqa: F401
 from .cc_table import cc_table  # noqa: F401
 from .coexistence import coexistence  # noqa: F401
+from .convergence import convergence  # noqa: F401
 from .common import SCHEMES  # noqa: F401
 from .five_ccs import five_ccs  # noqa: F401
 from .incast import incast  # noqa: F401
+from .shuffle import shuffle  # noqa: F401
+from .stride import stride  # noqa: F401
 
 TITLE = "AC/DC TCP reproduction"
 
@@ -26,4 +33,7 @@ EXPERIMENTS = {
     "five_ccs": _five_ccs.section,
     "incast": _incast.section,
     "all_ports": _all_ports.section,
+    "convergence": _convergence.section,
+    "stride": _stride.section,
+    "shuffle": _shuffle.section,
 }

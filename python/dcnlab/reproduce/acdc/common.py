@@ -214,3 +214,128 @@ def with_non_ect(aqm: dict, p: dict) -> dict:
     if aqm.get("kind") == "dctcp_red" and "non_ect" in p:
         return aqm | {"non_ect": p["non_ect"]}
     return aqm
+
+
+def scheme_scenario(template: str, name: str, traffic: list[dict], stop: dict, p: dict, hosts: int | None = None,
+                    record: dict | None = None) -> dict:
+    """A scenario from `experiments/acdc/<template>.toml` for one of `SCHEMES` with the given traffic
+    entries (their flows take the scheme's guest control from `host.transport`), stop condition and
+    record table; the AQM's `non_ect` from the preset (`with_non_ect`); `hosts` resizes a star."""
+    cc, vs, aqm = SCHEMES[name]
+    sc = copy.deepcopy(load_scenario(EXP / f"{template}.toml"))
+    sc["stop"] = copy.deepcopy(stop)
+    sc["switch"]["aqm"] = with_non_ect(copy.deepcopy(aqm), p)
+    sc["host"]["transport"]["cc"] = cc
+    if vs is None:
+        sc["host"].pop("vswitch", None)
+    else:
+        sc["host"]["vswitch"] = copy.deepcopy(vs)
+    if hosts is not None:
+        sc["topology"]["hosts"] = hosts
+    sc["traffic"] = copy.deepcopy(traffic)
+    sc["record"] = copy.deepcopy(record or {})
+    return sc
+
+
+def fct_stats(f: pd.DataFrame, prefix: str) -> dict:
+    """Median, 99th and 99.9th percentile and mean FCT (µs) of the finished flows in `f`, and their count."""
+    x = f.loc[f["finished"], "fct_us"]
+    p50, p99, p999 = percentiles(x, (0.5, 0.99, 0.999))
+    return {f"{prefix}_n": int(len(x)), f"{prefix}_unfinished": int((~f["finished"]).sum()), f"{prefix}_p50_us": p50,
+            f"{prefix}_p99_us": p99, f"{prefix}_p999_us": p999, f"{prefix}_mean_us": float(x.mean()) if len(x) else float("nan")}
+
+
+def add_cuts(raw: pd.DataFrame, cols: list[str], by: list[str]) -> pd.DataFrame:
+    """For each column in `cols`, `<col>_cut` = 1 − value / CUBIC's value among the rows with the same
+    values of `by` (none: all rows)."""
+    if "CUBIC" not in set(raw["scheme"]):
+        return raw
+    key = lambda r: tuple(r[k] for k in by)  # noqa: E731
+    ref = {key(r): r for _, r in raw[raw["scheme"] == "CUBIC"].iterrows()}
+    for c in cols:
+        raw[f"{c}_cut"] = [1 - r[c] / ref[key(r)][c] for _, r in raw.iterrows()]
+    return raw
+
+
+def mice_entry(p: dict) -> dict:
+    """The macrobenchmarks' periodic messages (`workloads.md` §9.2–9.3): every host i sends `mice_size`
+    (16 KB) to (i + 8) mod N every `mice_period`, `mice_repeat` times, tagged "mice"."""
+    return {"kind": "stride", "stride": 8, "size": p.get("mice_size", "16KB"), "repeat": p["mice_repeat"],
+            "period": p["mice_period"], "tag": "mice"}
+
+
+def mice_bg_stats(job) -> dict:
+    """FCT percentiles of the background flows (tag "bg") and of the mice sent while background traffic
+    ran (started before the last background flow finished: later ones cross an idle network), drops,
+    retransmissions and timeouts."""
+    sc, r = job[0], cached_result(job)
+    f = r.flows
+    bg, mice = f[f["tag"] == "bg"], f[f["tag"] == "mice"]
+    end = bg["finish_us"].max() if bg["finished"].all() else float("inf")
+    m = mice[mice["start_us"] < end]
+    return ({"bg_end_ms": end / 1e3} | fct_stats(m, "mice") | fct_stats(bg, "bg") |
+            {"drops_run": int(sum(r.meta["drops"].values())), "drop_rate_pct": drop_rate_flows(r, sc["switch"]["mtu"]),
+             "retransmits": int(f["retransmits"].sum()), "timeouts": int(f["timeouts"].sum()),
+             "mice_timeouts": int(m["timeouts"].sum()), "cache": job[2]})
+
+
+def drop_rate_flows(r, mtu: int) -> float:
+    """Switch drops over data packets in percent, the packets estimated from the flows' sizes in MSS-sized
+    segments plus the drops (every flow here finishes)."""
+    drops = sum(r.meta["drops"].values())
+    pkts = float((np.ceil(r.flows["size"] / (mtu - 40))).sum()) + drops
+    return 100.0 * drops / pkts if pkts else float("nan")
+
+
+def pooled_fcts(raw: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """One row per `by` group: mice and background FCT percentiles over all its runs' flows pooled
+    (the paper's CDFs pool its runs), drops and timeouts summed, with the cuts against CUBIC."""
+    from ...results import load as load_result
+
+    rows = []
+    for key, g in raw.groupby(by, sort=False):
+        fl = []
+        for _, row in g.iterrows():
+            f = load_result(row["cache"]).flows
+            f = f[(f["tag"] == "bg") | (f["start_us"] < row["bg_end_ms"] * 1e3)]
+            fl.append(f)
+        f = pd.concat(fl)
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append(dict(zip(by, key)) | {"runs": len(g)} | fct_stats(f[f["tag"] == "mice"], "mice") |
+                    fct_stats(f[f["tag"] == "bg"], "bg") |
+                    {"drops_run": int(g["drops_run"].sum()), "drop_rate_pct": g["drop_rate_pct"].mean(),
+                     "timeouts": int(g["timeouts"].sum()), "mice_timeouts": int(g["mice_timeouts"].sum())})
+    return add_cuts(pd.DataFrame(rows), ["mice_p50_us", "mice_p99_us", "mice_p999_us", "bg_p50_us", "bg_mean_us"],
+                    [c for c in by if c != "scheme"])
+
+
+def fct_cdf_plot(raw: pd.DataFrame, out, stem: str, title: str, by: str | None = None) -> list[Path]:
+    """The paper's two panels (mice FCT in ms, background FCT in s), CDFs over every run's flows pooled,
+    one figure per value of `by` (e.g. the stride's variant)."""
+    from ...results import load as load_result
+    from ..common import plt, savefig
+
+    pyplot = plt()
+    paths = []
+    groups = raw.groupby(by, sort=False) if by else [(None, raw)]
+    for val, gr in groups:
+        fig, axes = pyplot.subplots(1, 2, figsize=(10, 3.2))
+        for scheme, g in gr.groupby("scheme", sort=False):
+            fl = []
+            for _, row in g.iterrows():
+                f = load_result(row["cache"]).flows
+                fl.append(f[f["finished"] & ((f["tag"] == "bg") | (f["start_us"] < row["bg_end_ms"] * 1e3))])
+            f = pd.concat(fl)
+            for ax, tag, scale in ((axes[0], "mice", 1e3), (axes[1], "bg", 1e6)):
+                x = np.sort(f.loc[f["tag"] == tag, "fct_us"].to_numpy() / scale)
+                ax.plot(x, np.arange(1, len(x) + 1) / max(len(x), 1), label=scheme)
+        axes[0].set_xlabel("mice FCT (ms)")
+        axes[1].set_xlabel("background FCT (s)")
+        for ax in axes:
+            ax.set_ylabel("CDF")
+            ax.grid(alpha=0.3)
+        axes[0].set_xscale("log")
+        axes[0].legend(fontsize=7)
+        fig.suptitle(title + (f" — {val}" if val is not None else ""), fontsize=9)
+        paths.append(savefig(fig, out, stem + (f"_{val}" if val is not None else "")))
+    return paths
