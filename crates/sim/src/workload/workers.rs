@@ -9,7 +9,7 @@ use crate::units::Time;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Makes host `src`'s next flow, starting at `now`, or says there is none left.
-pub type Generator = Box<dyn FnMut(u32, Time) -> Option<NewFlow>>;
+pub type Generator = Box<dyn FnMut(u32, Time) -> Option<NewFlow> + Send>;
 
 pub struct Workers {
     /// Per sending host: the flows no worker has taken yet, in order.
