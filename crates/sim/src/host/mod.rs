@@ -324,11 +324,7 @@ impl Sim {
             Action::Pass => true,
             Action::Hold => false,
             Action::Consume => {
-                let size = self.arena.get(id).size as u64;
-                let c = &mut self.rec.meta.conservation;
-                c.delivered_packets += 1;
-                c.delivered_bytes += size;
-                self.arena.free(id);
+                self.take_delivered(id);
                 false
             }
             Action::Drop => {
@@ -430,10 +426,7 @@ impl Sim {
     /// Hand a packet to its flow's transport at `host`.
     #[inline(always)]
     fn deliver(&mut self, host: u32, id: PktId) {
-        let pkt = *self.arena.get(id);
-        self.rec.meta.conservation.delivered_packets += 1;
-        self.rec.meta.conservation.delivered_bytes += pkt.size as u64;
-        self.arena.free(id);
+        let pkt = self.take_delivered(id);
         debug_assert_eq!(pkt.dst, host);
         let sid = pkt.conn;
         let now = self.now();
@@ -462,6 +455,16 @@ impl Sim {
             self.close_if_done(sid, pkt.flow);
         }
         self.hosts.outbox = out;
+    }
+
+    /// A packet leaves the network at its destination (conservation: delivered); returns it.
+    #[inline(always)]
+    fn take_delivered(&mut self, id: PktId) -> Packet {
+        let pkt = *self.arena.get(id);
+        self.rec.meta.conservation.delivered_packets += 1;
+        self.rec.meta.conservation.delivered_bytes += pkt.size as u64;
+        self.arena.free(id);
+        pkt
     }
 
     /// Free connection `sid` (of `flow`) once both ends are done.

@@ -59,15 +59,7 @@ impl super::Kind for Cfg {
     fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
         let (mut rng, hosts, tags) = (b.rng.clone(), b.hosts, &mut *b.tags);
         let cdf = Cdf::load(&self.sizes, &format!("{field}.sizes"))?;
-        let members: Vec<u32> = match &self.hosts {
-            Some(h) => {
-                for (i, &x) in h.0.iter().enumerate() {
-                    hosts.check(x, &format!("{field}.hosts[{i}]"))?;
-                }
-                h.0.clone()
-            }
-            None => (0..hosts.n_hosts).collect(),
-        };
+        let members = hosts.members(&self.hosts, &format!("{field}.hosts"))?;
         if members.len() < 2 {
             return Err(ConfigError::new(format!("{field}.hosts"), "closed-loop messages need at least 2 hosts"));
         }

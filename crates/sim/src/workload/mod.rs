@@ -57,6 +57,15 @@ pub struct HostInfo {
 }
 
 impl HostInfo {
+    /// The hosts a set names (each checked, errors at `field[i]`), or every host when it is absent.
+    pub fn members(&self, set: &Option<HostSet>, field: &str) -> Result<Vec<u32>, ConfigError> {
+        let Some(h) = set else { return Ok((0..self.n_hosts).collect()) };
+        for (i, &x) in h.0.iter().enumerate() {
+            self.check(x, &format!("{field}[{i}]"))?;
+        }
+        Ok(h.0.clone())
+    }
+
     /// Host `h` exists.
     pub fn check(&self, h: u32, field: &str) -> Result<(), ConfigError> {
         if h >= self.n_hosts {

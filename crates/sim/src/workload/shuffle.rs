@@ -52,15 +52,7 @@ impl super::Kind for Cfg {
 
     fn build(&self, field: &str, b: &mut super::Build) -> Result<Source, ConfigError> {
         let (mut rng, hosts, mtu, tags) = (b.rng.clone(), b.hosts, b.mtu, &mut *b.tags);
-        let members: Vec<u32> = match &self.hosts {
-            Some(h) => {
-                for (i, &x) in h.0.iter().enumerate() {
-                    hosts.check(x, &format!("{field}.hosts[{i}]"))?;
-                }
-                h.0.clone()
-            }
-            None => (0..hosts.n_hosts).collect(),
-        };
+        let members = hosts.members(&self.hosts, &format!("{field}.hosts"))?;
         if members.len() < 2 {
             return Err(ConfigError::new(format!("{field}.hosts"), "a shuffle needs at least 2 hosts"));
         }
