@@ -189,7 +189,7 @@ impl Sim {
         let ctl = if slot.conn.ect_control() { Ecn::Ect } else { Ecn::NotEct };
         // A SYN and a SYN-ACK carry the window-scale shift of their sender's end.
         let wscale = slot.conn.wscale();
-        let syn_opt = |f: u8| if f & flags::SYN != 0 { TcpOpt::WScale(wscale) } else { TcpOpt::None };
+        let syn_opt = |f: u16| if f & flags::SYN != 0 { TcpOpt::WScale(wscale) } else { TcpOpt::None };
         for o in out.drain(..) {
             let pias = &self.hosts.pias;
             let (pkt, from, delay) = match o {
@@ -211,6 +211,7 @@ impl Sim {
                         ecn: ect,
                         // PIAS: demote by the bytes the flow sent before this segment.
                         prio: if pias.is_empty() { prio } else { pias.iter().filter(|&&t| seq >= t).count() as u8 },
+                        in_port: 0,
                         opt: syn_opt(f),
                     },
                     src,
@@ -233,6 +234,7 @@ impl Sim {
                         flags: f,
                         ecn: ctl,
                         prio: if pias.is_empty() { prio } else { 0 },
+                        in_port: 0,
                         opt: syn_opt(f),
                     },
                     dst,

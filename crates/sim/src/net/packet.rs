@@ -10,19 +10,26 @@ pub const HEADER_BYTES: u32 = 40;
 pub const ACK_BYTES: u32 = 64;
 
 pub mod flags {
-    pub const ACK: u8 = 1;
-    pub const SYN: u8 = 2;
-    pub const ECE: u8 = 4;
-    pub const CWR: u8 = 8;
-    pub const FIN: u8 = 16;
+    pub const ACK: u16 = 1;
+    pub const SYN: u16 = 2;
+    pub const ECE: u16 = 4;
+    pub const CWR: u16 = 8;
+    pub const FIN: u16 = 16;
     /// Carries data (payload > 0).
-    pub const DATA: u8 = 32;
+    pub const DATA: u16 = 32;
     /// A reserved header bit AC/DC sets on a data segment it made ECN-capable: its guest sent it Not-ECT
     /// (`host/vswitch/acdc.rs`; the first author's thesis keeps the guest's ECN capability this way).
-    pub const ACDC_ECT: u8 = 64;
+    pub const ACDC_ECT: u16 = 64;
     /// An ACK made by a receiving vSwitch only to carry its feedback option; the sending vSwitch reads it
     /// and consumes it, and no guest sees it.
-    pub const FEEDBACK_ONLY: u8 = 128;
+    pub const FEEDBACK_ONLY: u16 = 128;
+    /// RDMA (`transport/rdma/`): a negative acknowledgement (the receiver saw a gap; go back to `ack`).
+    pub const NACK: u16 = 256;
+    /// RDMA: a congestion notification packet (DCQCN's notification point to its reaction point).
+    pub const CNP: u16 = 512;
+    /// A PFC frame (IEEE 802.1Qbb) between two neighbours: never routed, never paused, consumed by the
+    /// port that receives it (`net/pfc.rs`).
+    pub const PFC: u16 = 1024;
 }
 
 /// TCP options a segment carries besides the timestamp (which every segment has: `Packet::ts`).
@@ -78,17 +85,19 @@ pub struct Packet {
     pub payload: u32,
     /// Advertised receive window (scaled by the connection's window-scale shift).
     pub win: u16,
-    pub flags: u8,
+    pub flags: u16,
     pub ecn: Ecn,
     /// Traffic class → queue index at every port.
     pub prio: u8,
+    /// At a switch: the local index of the port it came in by (ingress accounting for PFC).
+    pub in_port: u16,
     /// Options beyond the timestamp; their bytes are in `size` (none but AC/DC's and the SYN's window scale).
     pub opt: TcpOpt,
 }
 
 impl Packet {
     #[inline]
-    pub fn has(&self, f: u8) -> bool {
+    pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
     }
 }
@@ -139,3 +148,6 @@ impl Default for Arena {
         Self::new()
     }
 }
+
+// A packet stays 80 bytes: the arena is the engine's largest working set.
+const _: () = assert!(std::mem::size_of::<Packet>() == 80);

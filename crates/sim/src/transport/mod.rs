@@ -16,9 +16,9 @@ pub use crate::engine::timer::{Fire, Timer};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Out {
     /// Sender → receiver: a segment (or a SYN when `len` = 0 and SYN is set).
-    Seg { seq: u64, len: u32, flags: u8, ts: Time },
+    Seg { seq: u64, len: u32, flags: u16, ts: Time },
     /// Receiver → sender: an ACK (SYN-ACK when SYN is set).
-    Ack { ack: u64, flags: u8, ts_echo: Time, win: u16 },
+    Ack { ack: u64, flags: u16, ts_echo: Time, win: u16 },
 }
 
 /// One sample of a connection's state for `flow_trace`.

@@ -15,7 +15,7 @@ fn acdc(extra: &str) -> AcDc {
     AcDc::new(cfg(extra))
 }
 
-fn pkt(flags: u8, seq: u64, ack: u64, payload: u32) -> Packet {
+fn pkt(flags: u16, seq: u64, ack: u64, payload: u32) -> Packet {
     Packet {
         conn: 0,
         flow: 7,
@@ -32,6 +32,7 @@ fn pkt(flags: u8, seq: u64, ack: u64, payload: u32) -> Packet {
         flags,
         ecn: Ecn::NotEct,
         prio: 0,
+        in_port: 0,
         opt: TcpOpt::None,
     }
 }

@@ -374,7 +374,7 @@ impl Conn {
         self.arm_rto(now);
     }
 
-    fn ack_out(&mut self, extra: u8, ts_echo: Time) -> Out {
+    fn ack_out(&mut self, extra: u16, ts_echo: Time) -> Out {
         let mut f = flags::ACK | extra;
         let ece = if self.accurate_ecn { self.ce_state } else { self.ece_latch };
         if ece && self.p.ecn {

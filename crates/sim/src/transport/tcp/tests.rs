@@ -40,6 +40,7 @@ fn ack(a: u64, ece: bool, ts: Time) -> Packet {
         flags: flags::ACK | if ece { flags::ECE } else { 0 },
         ecn: Ecn::NotEct,
         prio: 0,
+        in_port: 0,
         opt: Default::default(),
     }
 }
