@@ -123,6 +123,10 @@ pub trait Config {
     }
     fn build(&self, mtu: u64) -> Self::Algo;
     fn non_ect(&self) -> NonEct;
+    /// Whether the algorithm itself drops packets (a drop mode), besides Not-ECT ones per `non_ect`.
+    fn drops(&self) -> bool {
+        false
+    }
 }
 
 /// The registry: one line per AQM (`Variant = "kind" => module::Type`) makes its config a `kind` of
@@ -157,6 +161,14 @@ macro_rules! registry {
             pub fn non_ect(&self) -> NonEct {
                 match self {
                     $( AqmCfg::$variant(c) => c.non_ect(), )*
+                }
+            }
+
+            /// Whether the AQM may drop a packet (a drop mode, or `non_ect = "drop"`): not for a
+            /// lossless queue.
+            pub fn may_drop(&self) -> bool {
+                match self {
+                    $( AqmCfg::$variant(c) => c.drops() || c.non_ect() == NonEct::Drop, )*
                 }
             }
         }

@@ -261,6 +261,9 @@ impl Config for Cfg {
     fn non_ect(&self) -> NonEct {
         self.non_ect.unwrap_or(NonEct::Drop)
     }
+    fn drops(&self) -> bool {
+        self.mode == Mode::Drop
+    }
 }
 
 #[cfg(test)]

@@ -198,6 +198,8 @@ pub struct SwitchCfg {
     pub ecmp: Ecmp,
     /// A controller that changes AQM parameters while the run goes on.
     pub controller: Option<crate::control::ControllerCfg>,
+    /// Lossless priorities with PFC (`net/pfc.rs`); absent = every priority is lossy.
+    pub pfc: Option<crate::net::pfc::PfcCfg>,
 }
 
 impl Default for SwitchCfg {
@@ -212,6 +214,7 @@ impl Default for SwitchCfg {
             aqm: OneOrMany::default(),
             ecmp: Ecmp::Flow,
             controller: None,
+            pfc: None,
         }
     }
 }
@@ -393,6 +396,13 @@ pub struct RecordCfg {
     /// Record every RTT sample of the traced flows (`rtt_samples`).
     #[serde(default)]
     pub rtt_samples: bool,
+    /// Record every PFC frame sent and received (`pauses`) when the switches run PFC.
+    #[serde(default = "yes")]
+    pub pauses: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn zero_time() -> Dur {
@@ -419,6 +429,7 @@ impl Default for RecordCfg {
             trace_tags: vec![],
             trace_interval: default_trace_interval(),
             rtt_samples: false,
+            pauses: true,
         }
     }
 }
@@ -543,6 +554,13 @@ impl Scenario {
         for i in 0..sw.aqm.len().unwrap_or(1) {
             let field = if sw.aqm.len().is_some() { format!("switch.aqm[{i}]") } else { "switch.aqm".into() };
             sw.aqm.get(i).validate(&field, sw.mtu as u64)?;
+        }
+        if let Some(p) = &sw.pfc {
+            p.validate(sw)?;
+            if s.host.nic.scheduling == crate::host::nic::Scheduling::RoundRobin {
+                let msg = "a round-robin NIC serves all priorities from one queue and cannot pause one of them; use \"fifo\" with switch.pfc";
+                return Err(ConfigError::new("host.nic.scheduling", msg));
+            }
         }
         self.transports()?;
         if let Some(d) = &s.host.extra_delay {

@@ -253,7 +253,7 @@ impl Sim {
 
     /// A packet enters the network's accounting (conservation: sent = delivered + dropped + in flight).
     #[inline(always)]
-    fn count_sent(&mut self, id: PktId) {
+    pub(crate) fn count_sent(&mut self, id: PktId) {
         let size = self.arena.get(id).size as u64;
         self.rec.meta.conservation.sent_packets += 1;
         self.rec.meta.conservation.sent_bytes += size;
@@ -419,6 +419,9 @@ impl Sim {
     /// A packet reaches host `host` from the network.
     #[inline(always)]
     pub(crate) fn host_receive(&mut self, host: u32, id: PktId) {
+        if self.arena.get(id).flags & flags::PFC != 0 {
+            return self.frame_arrived(self.net.nic(host), id);
+        }
         if self.hosts.shims && !self.shim_ingress(host, id) {
             return;
         }
@@ -461,7 +464,7 @@ impl Sim {
 
     /// A packet leaves the network at its destination (conservation: delivered); returns it.
     #[inline(always)]
-    fn take_delivered(&mut self, id: PktId) -> Packet {
+    pub(crate) fn take_delivered(&mut self, id: PktId) -> Packet {
         let pkt = *self.arena.get(id);
         self.rec.meta.conservation.delivered_packets += 1;
         self.rec.meta.conservation.delivered_bytes += pkt.size as u64;

@@ -52,7 +52,7 @@ impl Sim {
         }
         match port.peer_owner {
             Owner::Host(h) => self.host_receive(h, id),
-            Owner::Switch(s) => self.switch_receive(s, id),
+            Owner::Switch(s) => self.switch_receive(s, id, p),
         }
     }
 }

@@ -2,8 +2,11 @@
 //! [`Owner`] type says which, so the code that differs (admission and AQM at switches, TCP Small Queues
 //! at hosts) matches on it rather than on a flag.
 
+pub mod deadlock;
 pub mod link;
+pub mod lossless;
 pub mod packet;
+pub mod pfc;
 pub mod port;
 pub mod switch;
 pub mod topology;
@@ -35,6 +38,10 @@ pub struct Net {
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.
     pub alpha: f64,
+    /// Lossless priorities and PFC (`switch.pfc`); `None` = every priority is lossy.
+    pub pfc: Option<Box<pfc::Pfc>>,
+    /// Deadlock cycles already recorded (`on_deadlock = "record"`), as sorted port lists.
+    pub deadlocks: Vec<Vec<u32>>,
 }
 
 impl Net {

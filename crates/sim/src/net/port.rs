@@ -112,6 +112,10 @@ pub struct Port {
     pub rng: Option<Rng>,
     /// Bit k set ⇔ priority k may not send (PFC PAUSE received, or no InfiniBand credits).
     pub paused: u8,
+    /// PFC frames waiting to go ahead of the data (`fc.ctl`; they count in `pkts`).
+    pub ctl: u8,
+    /// The same link's other direction: the far node's port back to this one.
+    pub rev: u32,
     /// Per-priority flow-control state, kept apart: it is not touched per packet.
     pub fc: Box<FlowCtl>,
 }
@@ -123,11 +127,17 @@ pub struct FlowCtl {
     pub paused_since: [Time; 8],
     /// Credits per priority in bytes, for credit-based flow control; `u64::MAX` = not credit-limited.
     pub credits: [u64; 8],
+    /// PFC frames to send before any data (`net/lossless.rs`).
+    pub ctl: VecDeque<PktId>,
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    /// Timer-mode PFC: when each priority's pause runs out (0: not timed).
+    pub pause_until: [Time; 8],
 }
 
 impl Default for FlowCtl {
     fn default() -> Self {
-        FlowCtl { paused_since: [0; 8], credits: [u64::MAX; 8] }
+        FlowCtl { paused_since: [0; 8], credits: [u64::MAX; 8], ctl: VecDeque::new(), frames_sent: 0, frames_received: 0, pause_until: [0; 8] }
     }
 }
 
@@ -280,6 +290,9 @@ impl Sim {
                 q.aqm.on_idle();
             }
         }
+        if port.ctl != 0 {
+            return self.send_ctl(p); // a PFC frame goes ahead of the data
+        }
         // The queue the scheduler picked; after a dequeue-time drop the same queue is asked again at the
         // same instant (RFC 8289's dequeue loop), then the scheduler if it ran dry.
         let mut picked: Option<usize> = None;
@@ -298,13 +311,17 @@ impl Sim {
             picked = Some(qi);
             let id = port.pop(qi, &self.arena);
             let size = self.arena.get(id).size as u64;
+            let mut resume = None;
             let tsq = match owner {
                 Owner::Switch(s) => {
-                    self.net.switches[s as usize].used -= size;
+                    let sw = &mut self.net.switches[s as usize];
+                    let pkt = self.arena.get_mut(id);
+                    match self.net.pfc.as_deref() {
+                        None => sw.used -= size,
+                        Some(pfc) => resume = super::lossless::release(pfc, sw, pkt.prio, pkt.in_port, size),
+                    }
                     let ctx = port.ctx(qi, now, mtu);
                     let q = &mut port.queues[qi];
-                    let pkt = self.arena.get_mut(id);
-                    let sw = &mut self.net.switches[s as usize];
                     let v = q.aqm.on_dequeue(&ctx, now - pkt.enq, &mut sw.rng);
                     if q.fifo.is_empty() {
                         q.aqm.on_empty(now);
@@ -313,7 +330,14 @@ impl Sim {
                         q.count.tx_pkts -= 1;
                         q.count.tx_bytes -= size;
                         self.rec.meta.drops.aqm += 1;
+                        let prio = pkt.prio;
                         self.drop_pkt(id);
+                        if let Some(r) = resume {
+                            self.send_resume(s, r);
+                        }
+                        if self.net.pfc.as_deref().is_some_and(|f| f.is_lossless(prio)) {
+                            self.lossless_drop(p, prio, "its AQM dropped it at dequeue");
+                        }
                         continue;
                     }
                     None
@@ -326,6 +350,11 @@ impl Sim {
             self.transmit(p, id, size);
             if let Some((sid, flow, payload)) = tsq {
                 self.host_departure(sid, flow, payload);
+            }
+            if let Some(r) = resume {
+                if let Owner::Switch(s) = owner {
+                    self.send_resume(s, r);
+                }
             }
             return;
         }

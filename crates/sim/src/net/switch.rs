@@ -3,20 +3,24 @@
 //! or per packet (spraying). Every route is precomputed: for each destination host, the ports one hop
 //! closer.
 
-use super::packet::PktId;
+use super::packet::{flags, PktId};
 use crate::aqm::Hooks;
 use crate::rng::{mix64, Rng};
 use crate::sim::Sim;
 use crate::units::Time;
 
 pub struct Switch {
-    /// Shared buffer (bytes; `u64::MAX` = unlimited) and what is in use.
+    /// Shared buffer (bytes; `u64::MAX` = unlimited) and what is in use. With PFC, the shared pool: the
+    /// buffer less every lossless reserve and headroom (`net/pfc.rs`); lossless bytes in reserve or
+    /// headroom are not in `used`.
     pub buffer: u64,
     pub used: u64,
     /// Per-switch ECMP salt, so that switches at different tiers split differently.
     pub salt: u64,
     /// The AQMs' and spraying's random stream.
     pub rng: Rng,
+    /// Ingress accounting of the lossless priorities (`switch.pfc`).
+    pub pfc: Option<Box<super::pfc::SwitchPfc>>,
 }
 
 impl Switch {
@@ -28,11 +32,15 @@ impl Switch {
 }
 
 impl Sim {
-    /// A packet arrives at switch `s`: route it, admit it to the egress queue, run the AQM's enqueue
-    /// decision, queue it.
+    /// A packet arrives at switch `s` over the link of port `from` (the upstream's): route it, admit it
+    /// to the egress queue, run the AQM's enqueue decision, queue it. PFC frames and lossless priorities
+    /// take their own path (`net/lossless.rs`).
     #[inline]
-    pub(crate) fn switch_receive(&mut self, s: u32, id: PktId) {
+    pub(crate) fn switch_receive(&mut self, s: u32, id: PktId, from: u32) {
         let pkt = self.arena.get(id);
+        if pkt.flags & flags::PFC != 0 {
+            return self.frame_arrived(self.net.ports[from as usize].rev, id);
+        }
         let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
         let p = self.route(s, pkt.dst, hash);
         let now = self.now();
@@ -41,6 +49,12 @@ impl Sim {
         let size = pkt.size as u64;
         let port = &mut self.net.ports[p as usize];
         let qi = (pkt.prio as usize).min(port.queues.len() - 1);
+        if let Some(pfc) = self.net.pfc.as_deref() {
+            if pfc.is_lossless(pkt.prio) {
+                let inp = self.net.ports[self.net.ports[from as usize].rev as usize].local;
+                return self.lossless_enqueue(s, inp, id, p, qi);
+            }
+        }
         let sw = &mut self.net.switches[s as usize];
         if port.bytes + size > port.limit {
             port.queues[qi].count_drop();

@@ -81,6 +81,34 @@ pub struct TraceRow {
     pub delivered_bytes: u64,
 }
 
+/// One PFC frame sent or received (`pauses`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseRow {
+    pub time: Time,
+    pub node: u32,
+    pub port: u32,
+    pub priority: u8,
+    /// PAUSE (else RESUME, pause time 0).
+    pub pause: bool,
+    /// Sent by this port (else received by it).
+    pub sent: bool,
+}
+
+/// What one port did over the run (`ports`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortRow {
+    pub node: u32,
+    pub port: u32,
+    pub tx_bytes: u64,
+    pub ce_marks: u64,
+    pub ue_marks: u64,
+    pub drops: u64,
+    pub paused: Time,
+    pub pause_frames_sent: u64,
+    pub pause_frames_received: u64,
+    pub credit_stall: Time,
+}
+
 /// One RTT sample of a traced flow (`record.rtt_samples`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RttRow {
@@ -159,6 +187,12 @@ pub struct Meta {
     /// Label of every transport of the run (`flows.transport` indexes it), e.g. `tcp:dctcp`.
     pub transports: Vec<String>,
     pub node_names: Vec<String>,
+    /// PFC deadlocks found with `on_deadlock = "record"`, one text per cycle.
+    pub deadlocks: Vec<String>,
+    /// Why the run stopped early with wrong results (a lossless drop, a deadlock with `on_deadlock =
+    /// "fail"`); `stop_reason` is then `"failed"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// What a run records and when (from `[record]`).
@@ -202,6 +236,8 @@ pub struct Records {
     pub flow_trace: Vec<TraceRow>,
     pub controller_steps: Vec<ControlRow>,
     pub rtt_samples: Vec<RttRow>,
+    pub pauses: Vec<PauseRow>,
+    pub ports: Vec<PortRow>,
     pub meta: Meta,
 }
 

@@ -3,16 +3,18 @@
 //! `docs/records.md` is generated from here (`dcnlab schema --markdown`); a test keeps it in step.
 
 use super::schema::{us, us_or_nan, Cell, Col, Column, Row, Table, Ty};
-use super::{ControlRow, FlowRow, LinkRow, QueueRow, Records, RttRow, TraceRow};
+use super::{ControlRow, FlowRow, LinkRow, PauseRow, PortRow, QueueRow, Records, RttRow, TraceRow};
 
 /// Every table, in the order of the docs.
-pub static TABLES: [Table; 6] = [
+pub static TABLES: [Table; 8] = [
     Table::of::<FlowRow>(),
     Table::of::<QueueRow>(),
     Table::of::<LinkRow>(),
     Table::of::<TraceRow>(),
     Table::of::<ControlRow>(),
     Table::of::<RttRow>(),
+    Table::of::<PauseRow>(),
+    Table::of::<PortRow>(),
 ];
 
 /// The table called `name`.
@@ -160,5 +162,41 @@ impl Row for RttRow {
     ];
     fn rows(rec: &Records) -> &[Self] {
         &rec.rtt_samples
+    }
+}
+
+impl Row for PauseRow {
+    const NAME: &'static str = "pauses";
+    const MEANING: &'static str = "Every PFC frame (`switch.pfc`) a port sent or received, unless `record.pauses = false`: a PAUSE stops the receiving port's priority, a RESUME (pause time 0) restarts it.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("time_us", Float, "us", "When the frame was queued to be sent, or reached the port it pauses.", |r, _| Cell::Float(us(r.time))),
+        col("node", Str, "", NODE, |r, n| Cell::Str(n.node(r.node))),
+        col("port", Int, "", "The port the frame left by (sent) or the port it pauses (received), numbered within the node.", |r, _| Cell::Int(r.port as i64)),
+        col("priority", Int, "", "The priority it pauses or resumes.", |r, _| Cell::Int(r.priority as i64)),
+        col("event", Str, "", "`pause` or `resume`.", |r, _| Cell::Str(if r.pause { "pause" } else { "resume" })),
+        col("direction", Str, "", "`sent` or `received`.", |r, _| Cell::Str(if r.sent { "sent" } else { "received" })),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.pauses
+    }
+}
+
+impl Row for PortRow {
+    const NAME: &'static str = "ports";
+    const MEANING: &'static str = "One row per port of every node (switch ports and host NICs), summed over the run.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("node", Str, "", NODE, |r, n| Cell::Str(n.node(r.node))),
+        col("port", Int, "", PORT, |r, _| Cell::Int(r.port as i64)),
+        col("tx_bytes", Int, "bytes", "Bytes the port sent, PFC frames included.", |r, _| Cell::Int(r.tx_bytes as i64)),
+        col("ce_marks", Int, "packets", "Packets its queues marked CE.", |r, _| Cell::Int(r.ce_marks as i64)),
+        col("ue_marks", Int, "packets", "Packets marked UE (TCD's undetermined state; 0 until TCD exists).", |r, _| Cell::Int(r.ue_marks as i64)),
+        col("drops", Int, "packets", "Packets dropped at its queues (buffer, port limit, AQM).", |r, _| Cell::Int(r.drops as i64)),
+        col("paused_us", Float, "us", "Time its priorities spent paused, summed over priorities.", |r, _| Cell::Float(us(r.paused))),
+        col("pause_frames_sent", Int, "", "PFC frames (PAUSE and RESUME) it sent.", |r, _| Cell::Int(r.pause_frames_sent as i64)),
+        col("pause_frames_received", Int, "", "PFC frames that reached it.", |r, _| Cell::Int(r.pause_frames_received as i64)),
+        col("credit_stall_us", Float, "us", "Time it waited for InfiniBand credits (0 until credit flow control exists).", |r, _| Cell::Float(us(r.credit_stall))),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.ports
     }
 }

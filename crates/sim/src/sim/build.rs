@@ -12,6 +12,7 @@ use crate::host::vswitch::{VSwitch, VSwitchCfg};
 use crate::host::{Host, Hosts};
 use crate::net::packet::Arena;
 use crate::net::port::{Port, Queue, Sched};
+use crate::net::pfc::{Pfc, SwitchPfc};
 use crate::net::switch::Switch;
 use crate::net::topology::{LinkSpec, Topo};
 use crate::net::{Net, Owner};
@@ -66,6 +67,8 @@ impl Sim {
             seed: sc.seed,
             stop_time: sc.stop_time(),
             all_flows_done: sc.stop.all_flows_done,
+            check_done: sc.stop.all_flows_done,
+            failure: None,
             warmup: sc.warmup.map(|w| w.0).unwrap_or(0),
             config_hash: String::new(),
             interrupted: false,
@@ -123,6 +126,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
                 used: 0,
                 salt: mix64(sc.seed ^ 0xECE0 ^ mix64(n as u64)),
                 rng: rng::stream(sc.seed, "switch", n as u64),
+                pfc: None,
             });
         }
         node_ports.push((ports.len() as u32, links.len() as u32));
@@ -171,6 +175,8 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
                 tx_bytes_link_sample: 0,
                 rng: (l.loss > 0.0).then(|| rng::stream(sc.seed, "link_loss", gid)),
                 paused: 0,
+                ctl: 0,
+                rev: u32::MAX,
                 fc: Box::default(),
             });
         }
@@ -200,6 +206,19 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
             routes[(s - n_hosts as usize) * n_hosts as usize + d as usize] = (start, route_ports.len() as u32 - start);
         }
     }
+    // Each link's two directions: the j-th link a node is on is its port j.
+    let mut next: Vec<u32> = node_ports.iter().map(|&(p0, _)| p0).collect();
+    for &(a, b, _) in &topo.links {
+        let (pa, pb) = (next[a as usize], next[b as usize]);
+        next[a as usize] += 1;
+        next[b as usize] += 1;
+        ports[pa as usize].rev = pb;
+        ports[pb as usize].rev = pa;
+    }
+    let pfc = sw.pfc.as_ref().map(|c| Box::new(c.resolve(mtu, sc.record.pauses)));
+    if let Some(pfc) = &pfc {
+        lossless_buffers(pfc, &mut switches, &ports, &node_ports, n_hosts, topo, buffer)?;
+    }
     Ok(Net {
         ports,
         switches,
@@ -210,7 +229,40 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         ecmp_packet: sw.ecmp == Ecmp::Packet,
         mtu,
         alpha: sw.alpha,
+        pfc,
+        deadlocks: Vec::new(),
     })
+}
+
+/// Every switch's lossless ingress counters and headrooms, and its shared pool: the buffer less every
+/// (port, lossless priority)'s reserve and headroom.
+fn lossless_buffers(
+    pfc: &Pfc,
+    switches: &mut [Switch],
+    ports: &[Port],
+    node_ports: &[(u32, u32)],
+    n_hosts: u32,
+    topo: &Topo,
+    buffer: u64,
+) -> Result<(), ConfigError> {
+    for (s, sw) in switches.iter_mut().enumerate() {
+        let (p0, np) = node_ports[n_hosts as usize + s];
+        let headroom: Vec<u64> = (p0..p0 + np).map(|p| pfc.headroom_of(ports[p as usize].rate, ports[p as usize].delay)).collect();
+        let kept: u64 = headroom.iter().map(|h| (h + pfc.reserve) * pfc.n as u64).sum();
+        if buffer != u64::MAX {
+            if kept >= buffer {
+                let msg = format!(
+                    "{}'s lossless reserve and headroom take {kept} B of its {buffer} B buffer ({np} ports × {} lossless priorities), leaving no shared pool; raise switch.buffer or lower switch.pfc.headroom / reserve",
+                    topo.names[n_hosts as usize + s],
+                    pfc.n
+                );
+                return Err(ConfigError::new("switch.buffer", msg));
+            }
+            sw.buffer = buffer - kept;
+        }
+        sw.pfc = Some(Box::new(SwitchPfc { ingress: vec![Default::default(); np as usize * pfc.n], headroom, n: pfc.n }));
+    }
+    Ok(())
 }
 
 fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Params>) -> Result<Hosts, ConfigError> {

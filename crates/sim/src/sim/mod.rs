@@ -42,6 +42,12 @@ pub enum Ev {
     Sample,
     LinkSample,
     Trace,
+    /// A timer-mode PFC pause of a port's priority runs out (`net/lossless.rs`).
+    PauseExpire { port: u32, prio: u8 },
+    /// Timer-mode PFC: the PAUSE an ingress port sent is due to be sent again.
+    PfcRefresh { port: u32, prio: u8 },
+    /// A port's priority has been paused for `deadlock_timeout`: look for a cycle (`net/deadlock.rs`).
+    DeadlockCheck { port: u32, prio: u8 },
 }
 
 /// A scenario turned into a runnable simulation.
@@ -60,6 +66,10 @@ pub struct Sim {
     seed: u64,
     stop_time: Time,
     all_flows_done: bool,
+    /// Whether `done` has anything to check: `all_flows_done`, or a failure.
+    check_done: bool,
+    /// Why the run failed (a lossless drop, a PFC deadlock with `on_deadlock = "fail"`); it stops there.
+    failure: Option<String>,
     warmup: Time,
     config_hash: String,
     /// Stopped by the user before its end (`interrupt`).
@@ -88,12 +98,16 @@ impl Model for Sim {
             Ev::Sample => self.sample_queues(),
             Ev::LinkSample => self.sample_links(),
             Ev::Trace => self.sample_traces(),
+            Ev::PauseExpire { port, prio } => self.pause_expired(port, prio),
+            Ev::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
+            Ev::DeadlockCheck { port, prio } => self.deadlock_check(port, prio),
         }
     }
 
     #[inline]
     fn done(&self) -> bool {
-        self.all_flows_done && self.work.active_flows == 0 && self.work.exhausted()
+        // `check_done` is `all_flows_done`, or set when the run fails: one test per event either way.
+        self.check_done && (self.failure.is_some() || self.all_flows_done && self.work.active_flows == 0 && self.work.exhausted())
     }
 
     fn exhausted(&self) -> bool {
@@ -163,6 +177,21 @@ impl Sim {
     pub fn run_until(&mut self, limit: Time) -> bool {
         let stop = self.stop_time;
         engine::run_until(self, limit, stop)
+    }
+
+    /// Stop the run: something happened that makes its results wrong (`meta.failure` says what). The
+    /// first failure is kept.
+    #[cold]
+    pub(crate) fn fail(&mut self, msg: String) {
+        if self.failure.is_none() {
+            self.failure = Some(msg);
+        }
+        self.check_done = true;
+    }
+
+    /// Why the run failed, if it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Mark the run as stopped by the user: `finish` then records what happened so far with

@@ -83,6 +83,31 @@ impl Sim {
         self.push(now + self.obs.trace_interval, Ev::Trace);
     }
 
+    /// The `ports` table: every port's totals, pauses still in force counted up to now.
+    fn record_ports(&mut self) {
+        let now = self.now();
+        for port in &self.net.ports {
+            let mut paused: u64 = port.queues.iter().map(|q| q.count.paused_ps).sum();
+            for prio in 0..8 {
+                if port.paused & (1 << prio) != 0 {
+                    paused += now - port.fc.paused_since[prio];
+                }
+            }
+            self.rec.ports.push(crate::records::PortRow {
+                node: port.node,
+                port: port.local,
+                tx_bytes: port.tx_bytes,
+                ce_marks: port.queues.iter().map(|q| q.count.marks).sum(),
+                ue_marks: 0,
+                drops: port.queues.iter().map(|q| q.count.drops).sum(),
+                paused,
+                pause_frames_sent: port.fc.frames_sent,
+                pause_frames_received: port.fc.frames_received,
+                credit_stall: 0,
+            });
+        }
+    }
+
     /// Close the run: fill counters of unfinished flows, rows of flows that never started, conservation,
     /// metadata.
     pub fn finish(mut self, wall_s: f64, cpu_s: f64) -> Records {
@@ -104,6 +129,7 @@ impl Sim {
                 rr.iter().for_each(&mut count);
             }
             port.pipe.iter().for_each(|&(_, id)| count(id));
+            port.fc.ctl.iter().for_each(|&id| count(id));
         }
         // Packets a vSwitch holds are in flight.
         for h in &self.hosts.hosts {
@@ -135,6 +161,7 @@ impl Sim {
             w.flush().ok();
         }
         self.record_unstarted();
+        self.record_ports();
         let acdc = self.hosts.hosts.iter().filter_map(|h| h.vswitch.as_ref()?.acdc_stats());
         let acdc = acdc.fold(None, |sum: Option<crate::host::vswitch::acdc::Stats>, s| {
             let mut t = sum.unwrap_or_default();
@@ -160,7 +187,10 @@ impl Sim {
         m.warmup_us = self.warmup as f64 / 1e6;
         m.marks = self.net.ports.iter().flat_map(|p| p.queues.iter()).map(|q| q.count.marks).sum();
         m.interrupted = self.interrupted;
-        m.stop_reason = if self.interrupted {
+        m.failure = self.failure.clone();
+        m.stop_reason = if self.failure.is_some() {
+            "failed".into()
+        } else if self.interrupted {
             "interrupted".into()
         } else if done {
             "all_flows_done".into()

@@ -1,0 +1,265 @@
+//! The lossless path through a switch and PFC frames on the wire (the rules are in `pfc.rs`): admission of
+//! a lossless packet to its (ingress port, priority), the release at dequeue, PAUSE and RESUME frames sent
+//! ahead of queued data, their arrival at the upstream port, timer-mode expiry and refresh. Everything
+//! here is off the lossy per-packet path: `switch.rs` and `port.rs` call in only for lossless priorities,
+//! frames, or switches that run PFC.
+
+use super::packet::{flags, Ecn, Packet, PktId, TcpOpt, ACK_BYTES};
+use super::pfc::{shared, Mode, Pfc};
+use super::switch::Switch;
+use crate::aqm::Hooks;
+use crate::records::PauseRow;
+use crate::sim::{Ev, Sim};
+use crate::units::{Time, SEC};
+
+/// The RESUME a dequeue calls for: (ingress local port, priority).
+pub type Resume = Option<(u32, u8)>;
+
+/// XOFF of a switch now: fixed, or alpha × the free shared pool.
+#[inline]
+fn xoff(pfc: &Pfc, sw: &Switch) -> u64 {
+    pfc.xoff.unwrap_or_else(|| (pfc.alpha * sw.buffer.saturating_sub(sw.used) as f64) as u64)
+}
+
+/// Take a packet's bytes off the switch's accounting at dequeue (lossy: the shared pool; lossless: its
+/// ingress counter, headroom first). Returns the RESUME to send, if its counter drained far enough.
+#[inline]
+pub fn release(pfc: &Pfc, sw: &mut Switch, prio: u8, in_port: u16, size: u64) -> Resume {
+    if !pfc.is_lossless(prio) {
+        sw.used -= size;
+        return None;
+    }
+    let pi = pfc.index[prio as usize];
+    let sp = sw.pfc.as_mut().unwrap();
+    let c = sp.at(in_port as u32, pi);
+    let from_h = c.hdrm.min(size);
+    c.hdrm -= from_h;
+    let old = shared(c.bytes, pfc.reserve);
+    c.bytes -= size - from_h;
+    let now_shared = shared(c.bytes, pfc.reserve);
+    let resume = c.paused && c.hdrm == 0;
+    sw.used -= old - now_shared;
+    if resume && (now_shared == 0 || now_shared + pfc.resume_offset <= xoff(pfc, sw)) {
+        sw.pfc.as_mut().unwrap().at(in_port as u32, pi).paused = false;
+        return Some((in_port as u32, prio));
+    }
+    None
+}
+
+impl Sim {
+    /// A lossless packet arrives at switch `s` by local port `inp`, bound for egress `p` queue `qi`:
+    /// charge it to its (ingress port, priority) — reserve, shared pool within XOFF, then headroom —, send
+    /// PAUSE upstream if the counter is now above XOFF, run the AQM's enqueue decision (marks only), queue
+    /// it. More than the headroom holds is a lossless drop: the run fails.
+    #[cold]
+    pub(crate) fn lossless_enqueue(&mut self, s: u32, inp: u32, id: PktId, p: u32, qi: usize) {
+        let now = self.now();
+        let mtu = self.net.mtu;
+        let pfc = self.net.pfc.as_deref().unwrap();
+        let pkt = self.arena.get_mut(id);
+        let (prio, size) = (pkt.prio, pkt.size as u64);
+        pkt.in_port = inp as u16;
+        let pi = pfc.index[prio as usize];
+        let sw = &mut self.net.switches[s as usize];
+        let x = xoff(pfc, sw);
+        let free = sw.buffer.saturating_sub(sw.used);
+        let sp = sw.pfc.as_mut().unwrap();
+        let cap = sp.headroom[inp as usize];
+        let c = sp.at(inp, pi);
+        let new = c.bytes + size;
+        let add = shared(new, pfc.reserve) - shared(c.bytes, pfc.reserve);
+        if new <= pfc.reserve || (shared(new, pfc.reserve) <= x && add <= free) {
+            c.bytes = new;
+            sw.used += add;
+        } else if c.hdrm + size <= cap {
+            c.hdrm += size;
+        } else {
+            let (bytes, hdrm) = (c.bytes, c.hdrm);
+            let msg = format!(
+                "a lossless packet was dropped: {} port {inp} priority {prio} holds {bytes} B in its reserve and shared \
+                 part (XOFF {x} B) and {hdrm} B of {cap} B headroom, and a {size} B packet arrived; raise \
+                 switch.pfc.headroom (\"auto\" is 2·C·d + 2·MTU + C·response_time) or switch.buffer",
+                self.rec.meta.node_names[self.net.node_id(super::Owner::Switch(s)) as usize],
+            );
+            self.net.ports[p as usize].queues[qi].count_drop();
+            self.rec.meta.drops.buffer += 1;
+            self.drop_pkt(id);
+            self.fail(msg);
+            return;
+        }
+        let c = *sw.pfc.as_mut().unwrap().at(inp, pi);
+        if !c.paused && (c.hdrm > 0 || shared(c.bytes, pfc.reserve) >= x) {
+            let gp = self.net.node_ports[self.net.node_id(super::Owner::Switch(s)) as usize].0 + inp;
+            self.net.switches[s as usize].pfc.as_mut().unwrap().at(inp, pi).paused = true;
+            self.send_frame(gp, prio, true);
+            if self.net.pfc.as_ref().unwrap().mode == Mode::Timer {
+                self.arm_refresh(s, inp, prio);
+            }
+        }
+        let port = &mut self.net.ports[p as usize];
+        let ctx = port.ctx(qi, now, mtu);
+        let q = &mut port.queues[qi];
+        let sw = &mut self.net.switches[s as usize];
+        let pkt = self.arena.get_mut(id);
+        let v = q.aqm.on_enqueue(&ctx, &mut sw.rng);
+        if q.apply(v, pkt) {
+            // Validation admits only marking AQMs on lossless queues; a controller could still set one.
+            let (gp, q) = (p, qi);
+            release(self.net.pfc.as_deref().unwrap(), &mut self.net.switches[s as usize], prio, inp as u16, size);
+            self.rec.meta.drops.aqm += 1;
+            self.drop_pkt(id);
+            self.lossless_drop(gp, q as u8, "its AQM dropped it");
+            return;
+        }
+        self.port_push(p, qi, id);
+    }
+
+    /// A packet of a lossless priority was dropped at port `p`: the run fails.
+    #[cold]
+    pub(crate) fn lossless_drop(&mut self, p: u32, prio: u8, why: &str) {
+        let port = &self.net.ports[p as usize];
+        let q = &port.queues[(prio as usize).min(port.queues.len() - 1)];
+        let msg = format!(
+            "a lossless packet was dropped at {} port {} priority {prio} ({why}; {} drops, {} packets sent there)",
+            self.rec.meta.node_names[port.node as usize], port.local, q.count.drops, q.count.tx_pkts
+        );
+        self.fail(msg);
+    }
+
+    /// Queue a PFC frame (PAUSE, or RESUME = pause time 0) for priority `prio` on port `p`, ahead of its
+    /// data; it goes on the wire as soon as the frame being sent (if any) is done.
+    #[cold]
+    pub(crate) fn send_frame(&mut self, p: u32, prio: u8, pause: bool) {
+        let now = self.now();
+        let pfc = self.net.pfc.as_deref().unwrap();
+        let port = &self.net.ports[p as usize];
+        let quanta = if pause { pfc.quanta(port.rate) } else { 0 };
+        let record = pfc.record;
+        let pkt = Packet {
+            conn: u32::MAX,
+            flow: u32::MAX,
+            seq: quanta,
+            ack: 0,
+            ts: now,
+            enq: now,
+            src: port.node,
+            dst: port.peer,
+            hash: 0,
+            size: ACK_BYTES,
+            payload: 0,
+            win: 0,
+            flags: flags::PFC,
+            ecn: Ecn::NotEct,
+            prio,
+            in_port: 0,
+            opt: TcpOpt::None,
+        };
+        if record {
+            let row = PauseRow { time: now, node: port.node, port: port.local, priority: prio, pause, sent: true };
+            self.rec.pauses.push(row);
+        }
+        let id = self.arena.alloc(pkt);
+        self.count_sent(id);
+        let port = &mut self.net.ports[p as usize];
+        port.fc.ctl.push_back(id);
+        port.fc.frames_sent += 1;
+        port.ctl += 1;
+        port.pkts += 1;
+        if !port.wake_pending {
+            if port.busy_until > now {
+                port.wake_pending = true;
+                let t = port.busy_until;
+                self.push(t, Ev::Wake(p));
+            } else {
+                self.start_tx(p);
+            }
+        }
+    }
+
+    /// Put port `p`'s oldest pending frame on the wire.
+    #[cold]
+    pub(crate) fn send_ctl(&mut self, p: u32) {
+        let port = &mut self.net.ports[p as usize];
+        let id = port.fc.ctl.pop_front().unwrap();
+        port.ctl -= 1;
+        port.pkts -= 1;
+        let size = self.arena.get(id).size as u64;
+        self.transmit(p, id, size);
+    }
+
+    /// A PFC frame reaches the port `q` it pauses or resumes (the receiving node's port back toward the
+    /// frame's sender).
+    #[cold]
+    pub(crate) fn frame_arrived(&mut self, q: u32, id: PktId) {
+        let now = self.now();
+        let pkt = self.take_delivered(id);
+        let (prio, quanta) = (pkt.prio, pkt.seq);
+        let pfc = self.net.pfc.as_deref().unwrap();
+        let (mode, record, timeout) = (pfc.mode, pfc.record, pfc.deadlock_timeout);
+        let port = &mut self.net.ports[q as usize];
+        port.fc.frames_received += 1;
+        if record {
+            let row = PauseRow { time: now, node: port.node, port: port.local, priority: prio, pause: quanta > 0, sent: false };
+            self.rec.pauses.push(row);
+        }
+        let was = port.paused & (1 << prio) != 0;
+        if quanta == 0 {
+            port.fc.pause_until[prio as usize] = 0;
+            self.set_paused(q, prio, false);
+            return;
+        }
+        if mode == Mode::Timer {
+            let until = now + (quanta as u128 * 512 * SEC as u128).div_ceil(port.rate as u128) as Time;
+            port.fc.pause_until[prio as usize] = until;
+            self.push(until, Ev::PauseExpire { port: q, prio });
+        }
+        self.set_paused(q, prio, true);
+        if !was && matches!(self.net.ports[q as usize].owner, super::Owner::Switch(_)) {
+            self.push(now + timeout, Ev::DeadlockCheck { port: q, prio });
+        }
+    }
+
+    /// A timer-mode pause of port `q` ends, unless a later PAUSE extended it.
+    #[cold]
+    pub(crate) fn pause_expired(&mut self, q: u32, prio: u8) {
+        let now = self.now();
+        let fc = &mut self.net.ports[q as usize].fc;
+        if fc.pause_until[prio as usize] == now {
+            fc.pause_until[prio as usize] = 0;
+            self.set_paused(q, prio, false);
+        }
+    }
+
+    /// Timer mode: re-send the PAUSE of (switch `s`, port `inp`, `prio`) at half its pause time.
+    fn arm_refresh(&mut self, s: u32, inp: u32, prio: u8) {
+        let now = self.now();
+        let pfc = self.net.pfc.as_deref().unwrap();
+        let gp = self.net.node_ports[self.net.node_id(super::Owner::Switch(s)) as usize].0 + inp;
+        let rate = self.net.ports[gp as usize].rate;
+        let half = (pfc.quanta(rate) as u128 * 256 * SEC as u128).div_ceil(rate as u128) as Time;
+        let pi = pfc.index[prio as usize];
+        self.net.switches[s as usize].pfc.as_mut().unwrap().at(inp, pi).refresh_at = now + half;
+        self.push(now + half, Ev::PfcRefresh { port: gp, prio });
+    }
+
+    /// Timer mode: a PAUSE still in force is sent again before it runs out.
+    #[cold]
+    pub(crate) fn pfc_refresh(&mut self, gp: u32, prio: u8) {
+        let now = self.now();
+        let port = &self.net.ports[gp as usize];
+        let (super::Owner::Switch(s), inp) = (port.owner, port.local) else { return };
+        let pi = self.net.pfc.as_deref().unwrap().index[prio as usize];
+        let c = *self.net.switches[s as usize].pfc.as_mut().unwrap().at(inp, pi);
+        if c.paused && c.refresh_at == now {
+            self.send_frame(gp, prio, true);
+            self.arm_refresh(s, inp, prio);
+        }
+    }
+
+    /// After a dequeue at switch `s`: the RESUME its release called for.
+    #[cold]
+    pub(crate) fn send_resume(&mut self, s: u32, (inp, prio): (u32, u8)) {
+        let gp = self.net.node_ports[self.net.node_id(super::Owner::Switch(s)) as usize].0 + inp;
+        self.send_frame(gp, prio, false);
+    }
+}
