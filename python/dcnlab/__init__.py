@@ -14,8 +14,8 @@ from ._core import ConfigError, __version__
 # in a worker process (sweeps, reproductions) pickles back to the parent.
 for _e in (_core.ConfigError, _core.Interrupted):
     _e.__module__ = "dcnlab._core"
-from .results import TABLES, Interrupted, Result, estimate, load, run, schema, summary, validate
+from .results import TABLES, Interrupted, Result, SimulationFailed, estimate, load, run, schema, summary, validate
 from .scenario import FileScenario
 
-__all__ = ["ConfigError", "FileScenario", "Interrupted", "Result", "TABLES", "estimate", "load", "run", "schema",
+__all__ = ["ConfigError", "FileScenario", "Interrupted", "Result", "SimulationFailed", "TABLES", "estimate", "load", "run", "schema",
            "summary", "validate", "__version__"]

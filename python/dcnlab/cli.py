@@ -18,7 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import _core
-from .results import Interrupted, Result, load, run, summary
+from .results import Interrupted, Result, SimulationFailed, load, run, summary
 from .reproduce import PAPERS
 from .scenario import FileScenario, ScenarioError, load as load_scenario, override
 
@@ -183,6 +183,11 @@ def run_cmd(
                   f"finished" + (f"; the records so far are in {out} (meta.interrupted = true)" if out else ""),
                   markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(130) from None
+    except SimulationFailed as e:
+        if out:
+            e.result.save(out)
+        err.print(f"error: {e}" + (f" (the records until then are in {out})" if out else ""), markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(3) from None
     m = res.meta
     console.print(
         f"{m['name']}: {m['flows_finished']}/{m['flows_total']} flows, {m['sim_time_us'] / 1000:,.1f} ms simulated, "

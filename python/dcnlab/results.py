@@ -17,7 +17,7 @@ from . import _core
 from .scenario import FileScenario, ScenarioError, read_text
 from .tables import TABLES, empty, frame, schema
 
-__all__ = ["DamagedResult", "Interrupted", "Result", "TABLES", "estimate", "load", "run", "schema", "summary", "validate"]
+__all__ = ["DamagedResult", "Interrupted", "Result", "SimulationFailed", "TABLES", "estimate", "load", "run", "schema", "summary", "validate"]
 
 Scenario = str | Path | Mapping[str, Any] | FileScenario
 
@@ -45,6 +45,19 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
+class SimulationFailed(RuntimeError):
+    """The run stopped because its results would be wrong: a packet of a lossless priority was dropped, or
+    PFC deadlocked with `on_deadlock = "fail"`. The message says where; `.result` holds the records until
+    then (`meta["stop_reason"]` is `"failed"`, `meta["failure"]` the message)."""
+
+    def __init__(self, result: "Result"):
+        super().__init__(result.meta.get("failure") or "the run failed")
+        self.result = result
+
+    def __reduce__(self):  # a sweep's worker process sends it back whole
+        return (SimulationFailed, (self.result,))
+
+
 @dataclass
 class Result:
     """Records of one run: one DataFrame per table of `TABLES` (columns in `docs/records.md`), times in µs.
@@ -59,6 +72,8 @@ class Result:
     meta: dict = field(default_factory=dict)
     controller_steps: pd.DataFrame = field(default_factory=lambda: empty("controller_steps"))
     rtt_samples: pd.DataFrame = field(default_factory=lambda: empty("rtt_samples"))
+    pauses: pd.DataFrame = field(default_factory=lambda: empty("pauses"))
+    ports: pd.DataFrame = field(default_factory=lambda: empty("ports"))
 
     def save(self, directory: str | Path) -> Path:
         """Write every table (Parquet) and `meta.json` atomically: into a temporary folder beside
@@ -143,7 +158,10 @@ def run(
         raw = _core.run(src, base, overrides, progress, progress_every_s)
     except _core.Interrupted as e:
         raise Interrupted(_result(e.args[0])) from None
-    return _result(raw)
+    res = _result(raw)
+    if res.meta.get("failure"):
+        raise SimulationFailed(res)
+    return res
 
 
 def _result(raw: dict) -> Result:

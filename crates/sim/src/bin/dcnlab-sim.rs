@@ -111,6 +111,11 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             }
+            if let Some(f) = &m.failure {
+                // A lossless drop or a PFC deadlock: the records (if written) end there.
+                eprintln!("error: {f}");
+                return ExitCode::from(3);
+            }
             ExitCode::SUCCESS
         }
         _ => usage(),

@@ -263,3 +263,20 @@ impl Sim {
         self.send_frame(gp, prio, false);
     }
 }
+
+impl Sim {
+    /// The ingress counter of (switch `node`, local `port`, lossless `prio`): bytes in its reserve and
+    /// shared part, bytes in its headroom, and whether its PAUSE is in force upstream. `None` for a host,
+    /// a lossy priority or a run without PFC.
+    pub fn ingress(&mut self, node: &str, port: u32, prio: u8) -> Option<(u64, u64, bool)> {
+        let p = self.net.port_of(&self.rec.meta.node_names, node, port)?;
+        let super::Owner::Switch(s) = self.net.ports[p as usize].owner else { return None };
+        let pfc = self.net.pfc.as_deref()?;
+        if !pfc.is_lossless(prio) {
+            return None;
+        }
+        let pi = pfc.index[prio as usize];
+        let c = self.net.switches[s as usize].pfc.as_mut()?.at(port, pi);
+        Some((c.bytes, c.hdrm, c.paused))
+    }
+}

@@ -1,0 +1,322 @@
+//! Lossless priorities and PFC end to end (`net/pfc.rs`, `net/lossless.rs`, `net/deadlock.rs`): when a
+//! PAUSE is sent and when it arrives, that only its priority stops, timer-mode refresh, deadlock cycles,
+//! lossy and lossless traffic on one switch, the `ports` and `pauses` records, and bad input.
+
+use dcnlab_sim::{run_toml, Records, Sim};
+
+const US: u64 = 1_000_000;
+
+fn star(hosts: u32, switch: &str, traffic: &str, stop: &str) -> String {
+    format!(
+        r#"
+seed = 3
+stop = {stop}
+[topology]
+kind = "star"
+hosts = {hosts}
+link = {{ rate = "10Gbps", delay = "1us" }}
+[switch]
+{switch}
+[host.transport]
+kind = "tcp"
+cc = "reno"
+{traffic}
+"#
+    )
+}
+
+fn incast(n: u32, size: &str) -> String {
+    let senders: Vec<String> = (1..=n).map(|h| h.to_string()).collect();
+    format!("[[traffic]]\nkind = \"incast\"\nsenders = [{}]\nreceiver = 0\nsize = \"{size}\"\nat = \"0us\"\n", senders.join(", "))
+}
+
+fn port_row<'a>(r: &'a Records, node: &str, port: u32) -> &'a dcnlab_sim::records::PortRow {
+    let n = r.meta.node_names.iter().position(|x| x == node).unwrap() as u32;
+    r.ports.iter().find(|p| p.node == n && p.port == port).unwrap()
+}
+
+#[test]
+fn an_incast_into_a_lossless_priority_pauses_instead_of_dropping() {
+    let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"20KB\" }";
+    let text = star(9, sw, &incast(8, "1MB"), "{ all_flows_done = true, max_time = \"50ms\" }");
+    let r = run_toml(&text).unwrap();
+    assert!(r.meta.failure.is_none());
+    assert_eq!(r.meta.drops.total(), 0);
+    assert!(r.meta.conservation.holds());
+    assert_eq!(r.meta.flows_finished, 8);
+    // Every sender was paused, and the switch sent the frames its senders received.
+    let sent: u64 = r.ports.iter().map(|p| p.pause_frames_sent).sum();
+    let received: u64 = r.ports.iter().map(|p| p.pause_frames_received).sum();
+    assert!(sent > 16 && sent == received, "sent {sent}, received {received}");
+    for h in 1..=8 {
+        let p = port_row(&r, &format!("h{h}"), 0);
+        assert!(p.paused > 0 && p.pause_frames_received > 0, "h{h}: {p:?}");
+    }
+    assert_eq!(r.pauses.len() as u64, sent + received);
+    // The receiver's link stays busy: 8 MB at 10 Gbps is 6.4 ms of payload.
+    let last = r.flows.iter().map(|f| f.finish.unwrap()).max().unwrap();
+    assert!(last < 7_200 * US, "last finish {} us", last / US);
+    // The same incast lossy, with the same buffer, drops.
+    let lossy = run_toml(&star(9, "buffer = \"300KB\"", &incast(8, "1MB"), "{ all_flows_done = true, max_time = \"200ms\" }")).unwrap();
+    assert!(lossy.meta.drops.buffer > 0);
+}
+
+#[test]
+fn pause_is_sent_when_xoff_is_crossed_and_arrives_one_frame_time_and_link_delay_later() {
+    let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"20KB\", reserve = \"0B\" }";
+    let text = star(3, sw, &incast(2, "1MB"), "{ time = \"2ms\" }");
+    let r = run_toml(&text).unwrap();
+    let first = r.pauses.iter().find(|p| p.sent && p.pause).expect("a PAUSE");
+    let node = r.meta.node_names[first.node as usize].clone();
+    assert_eq!(node, "sw0");
+    // Received by the host at the far end of that port: a 64 B frame at 10 Gbps (51.2 ns) plus the 1 us
+    // link, plus at most one ACK (64 B) the port was sending when XOFF was crossed.
+    let host = r.meta.node_names.iter().position(|x| *x == format!("h{}", first.port)).unwrap() as u32;
+    let got = r.pauses.iter().find(|p| !p.sent && p.pause && p.node == host).unwrap();
+    let lag = got.time - first.time;
+    assert!((US + 51_200..=US + 102_400).contains(&lag), "PAUSE took {lag} ps");
+    // At that instant the port's ingress counter has just reached XOFF: below it one packet earlier.
+    let mut sim = Sim::from_toml(&text).unwrap();
+    sim.run_until(first.time - 1);
+    let (before, _, paused) = sim.ingress("sw0", first.port, 0).unwrap();
+    // One arriving packet (≤ 1540 B on the wire) takes it over XOFF (a departure at the same instant may
+    // take some back).
+    assert!((20_000 - 1540..20_000).contains(&before) && !paused, "{before} B before");
+    sim.run_until(first.time);
+    let (_, hdrm, paused) = sim.ingress("sw0", first.port, 0).unwrap();
+    assert!(paused && hdrm == 0);
+    // While paused, the host sends at most the frame it had started, then nothing until the RESUME.
+    let resume = r.pauses.iter().find(|p| !p.sent && !p.pause && p.node == host && p.time > got.time).unwrap();
+    let mut sim = Sim::from_toml(&text).unwrap();
+    sim.run_until(got.time);
+    let tx0 = sim.queue_counters(&format!("h{}", first.port), 0, 0).unwrap().tx_pkts;
+    sim.run_until(resume.time - 1);
+    let tx1 = sim.queue_counters(&format!("h{}", first.port), 0, 0).unwrap().tx_pkts;
+    assert!(tx1 - tx0 <= 1, "{} packets sent while paused", tx1 - tx0);
+}
+
+#[test]
+fn only_the_paused_priority_stops() {
+    // h1 sends a lossy flow (priority 0) and a lossless one (priority 1) to h0; h2 sends another lossless
+    // one. The port to h0 shares its link 1:1 between the priorities (DWRR), so PFC pauses priority 1 at
+    // h1 and h2 — and h1's lossy flow keeps its half of the link through those pauses.
+    let sw = "buffer = \"2MB\"\nqueues = 2\nscheduler = { kind = \"dwrr\", weights = [1, 1] }\npfc = { priorities = [1], xoff = \"20KB\" }";
+    let traffic = r#"
+[[traffic]]
+kind = "flows"
+list = [{ src = 1, dst = 0, size = "2MB", priority = 0 }, { src = 1, dst = 0, size = "4MB", priority = 1 }, { src = 2, dst = 0, size = "4MB", priority = 1 }]
+"#;
+    let r = run_toml(&star(3, sw, traffic, "{ all_flows_done = true, max_time = \"50ms\" }")).unwrap();
+    assert!(r.meta.failure.is_none());
+    assert_eq!(r.meta.flows_finished, 3);
+    let h1 = port_row(&r, "h1", 0);
+    assert!(h1.paused > 1_000 * US, "h1 paused {} us", h1.paused / US);
+    // 2 MB at 5 Gbps is 3.2 ms; a whole-port pause would have stopped it for the ~ms h1 was paused.
+    let lossy = r.flows[0].fct().unwrap();
+    assert!(lossy < 3_700 * US, "lossy flow {} us", lossy / US);
+    let n1 = r.meta.node_names.iter().position(|x| x == "h1").unwrap() as u32;
+    assert!(r.pauses.iter().filter(|p| p.node == n1).all(|p| p.priority == 1));
+}
+
+#[test]
+fn timer_mode_refreshes_the_pause_at_half_its_time() {
+    // 20 us at 10 Gbps is 390.625 quanta of 512 bit times, rounded up to 391: a 20.0192 us pause, sent
+    // again every 10.0096 us while the counter stays above XON.
+    let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"20KB\", mode = \"timer\", pause_time = \"20us\" }";
+    let r = run_toml(&star(9, sw, &incast(8, "1MB"), "{ all_flows_done = true, max_time = \"50ms\" }")).unwrap();
+    assert!(r.meta.failure.is_none());
+    assert_eq!(r.meta.drops.total(), 0);
+    assert_eq!(r.meta.flows_finished, 8);
+    let mut gaps = 0;
+    let sent: Vec<_> = r.pauses.iter().filter(|p| p.sent).collect();
+    for port in 1..=8u32 {
+        let mine: Vec<_> = sent.iter().filter(|p| p.port == port).collect();
+        for w in mine.windows(2) {
+            if w[0].pause && w[1].pause {
+                assert_eq!(w[1].time - w[0].time, 10_009_600, "port {port}");
+                gaps += 1;
+            }
+        }
+    }
+    assert!(gaps > 0, "no PAUSE was refreshed");
+}
+
+fn ring_scenario(dir: &std::path::Path, on_deadlock: &str) -> String {
+    // Five switches in a ring, a host on each; host i sends to host i+2, two hops clockwise (the only
+    // shortest path). Each ring link carries one flow's first hop and another's second: a cyclic buffer
+    // dependency that small XOFF thresholds turn into a deadlock.
+    let n = 5;
+    let mut links = vec![];
+    for i in 0..n {
+        links.push(format!("{{ a = \"h{i}\", b = \"s{i}\", rate = \"10Gbps\", delay = \"1us\" }}"));
+        links.push(format!("{{ a = \"s{i}\", b = \"s{}\", rate = \"10Gbps\", delay = \"1us\" }}", (i + 1) % n));
+    }
+    let path = dir.join("ring5.toml");
+    std::fs::write(&path, format!("hosts = {n}\nswitches = {n}\nlinks = [\n{}\n]\n", links.join(",\n"))).unwrap();
+    let flows: Vec<String> = (0..n).map(|i| format!("{{ src = {i}, dst = {}, size = \"10MB\" }}", (i + 2) % n)).collect();
+    format!(
+        r#"
+seed = 1
+stop = {{ time = "5ms" }}
+[topology]
+kind = "file"
+path = "{}"
+[switch]
+buffer = "1MB"
+pfc = {{ priorities = [0], xoff = "20KB", deadlock_timeout = "500us", on_deadlock = "{on_deadlock}" }}
+[host.transport]
+kind = "tcp"
+cc = "reno"
+[[traffic]]
+kind = "flows"
+list = [{}]
+"#,
+        path.display(),
+        flows.join(", ")
+    )
+}
+
+#[test]
+fn a_cyclic_buffer_dependency_deadlocks_and_is_found() {
+    let dir = std::env::temp_dir().join(format!("dcnlab-pfc-ring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = run_toml(&ring_scenario(&dir, "fail")).unwrap();
+    let msg = r.meta.failure.clone().expect("the deadlock fails the run");
+    assert_eq!(r.meta.stop_reason, "failed");
+    assert!(msg.contains("PFC deadlock") && msg.contains("priority 0"), "{msg}");
+    for s in 0..5 {
+        assert!(msg.contains(&format!("s{s} port")), "{msg}");
+    }
+    // Found within the timeout of the cycle's last pause, and the run stopped there.
+    assert!(r.meta.sim_time_us < 5_000.0);
+    // Recorded instead: once, and the run goes on to its stop time (nothing moves any more).
+    let r = run_toml(&ring_scenario(&dir, "record")).unwrap();
+    assert!(r.meta.failure.is_none());
+    assert_eq!(r.meta.deadlocks.len(), 1, "{:?}", r.meta.deadlocks);
+    assert_eq!(r.meta.stop_reason, "time");
+    assert_eq!(r.meta.flows_finished, 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_tree_under_heavy_pausing_has_no_deadlock() {
+    // Up-down routing cannot deadlock: a leaf-spine incast pausing for milliseconds finds no cycle.
+    let text = r#"
+seed = 2
+stop = { all_flows_done = true, max_time = "100ms" }
+[topology]
+kind = "leaf_spine"
+spines = 2
+leaves = 3
+hosts_per_leaf = 4
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "10Gbps", delay = "1us" }
+[switch]
+buffer = "500KB"
+pfc = { priorities = [0], xoff = "10KB", deadlock_timeout = "100us" }
+[host.transport]
+kind = "tcp"
+cc = "reno"
+[[traffic]]
+kind = "incast"
+senders = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+receiver = 11
+size = "500KB"
+at = "0us"
+[[traffic]]
+kind = "incast"
+senders = [4, 5, 6, 7, 8, 9, 10, 11]
+receiver = 0
+size = "500KB"
+at = "0us"
+"#;
+    let r = run_toml(text).unwrap();
+    assert!(r.meta.failure.is_none(), "{:?}", r.meta.failure);
+    assert_eq!(r.meta.flows_finished, 19);
+    let paused: u64 = r.ports.iter().map(|p| p.paused).sum();
+    assert!(paused > 1_000 * US);
+}
+
+#[test]
+fn lossy_and_lossless_priorities_share_a_switch() {
+    // TCP in lossy priority 0 with a small buffer share drops; TCP in lossless priority 1 on the same
+    // ports never does.
+    let sw = "buffer = \"200KB\"\nqueues = 2\nscheduler = { kind = \"dwrr\", weights = [1, 1] }\npfc = { priorities = [1], xoff = \"10KB\" }";
+    let traffic = r#"
+[[traffic]]
+kind = "incast"
+senders = [1, 2, 3, 4, 5, 6]
+receiver = 0
+size = "1MB"
+at = "0us"
+priority = 0
+tag = "lossy"
+[[traffic]]
+kind = "incast"
+senders = [1, 2, 3, 4, 5, 6]
+receiver = 0
+size = "1MB"
+at = "0us"
+priority = 1
+tag = "lossless"
+"#;
+    let r = run_toml(&star(7, sw, traffic, "{ all_flows_done = true, max_time = \"500ms\" }")).unwrap();
+    assert!(r.meta.failure.is_none());
+    assert_eq!(r.meta.flows_finished, 12);
+    assert!(r.meta.drops.buffer > 0, "the lossy priority drops");
+    // Flows of the lossless entry never retransmit; the lossy ones do.
+    let retx = |tag: &str| r.flows.iter().filter(|f| r.tag_name(f.tag) == tag).map(|f| f.retransmits).sum::<u32>();
+    assert_eq!(retx("lossless"), 0);
+    assert!(retx("lossy") > 0);
+    let sw0 = port_row(&r, "sw0", 0);
+    assert!(sw0.drops > 0 && sw0.pause_frames_sent == 0);
+}
+
+#[test]
+fn bad_pfc_input_names_the_field() {
+    let cases = [
+        ("buffer = \"1MB\"\npfc = { priorities = [3] }", "switch.pfc.priorities[0]", "raise switch.queues"),
+        ("pfc = { priorities = [0] }", "switch.pfc.xoff", "set switch.buffer"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], xoff = \"dynamic\", xon = \"5KB\" }", "switch.pfc.xon", "resume_offset"),
+        ("pfc = { priorities = [0], xoff = \"20KB\", xon = \"30KB\" }", "switch.pfc.xon", "below xoff"),
+        ("pfc = { priorities = [0], xoff = \"20\" }", "switch.pfc.xoff", "no unit"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], headroom = \"1KB\" }", "switch.pfc.headroom", "two MTUs"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], mode = \"timer\", pause_time = 70000 }", "switch.pfc.pause_time", "65535"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], pause_time = 100 }", "switch.pfc.pause_time", "timer"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], mode = \"sometimes\" }", "switch.pfc.mode", "until_resume"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], on_deadlock = \"ignore\" }", "switch.pfc.on_deadlock", "fail"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], xofff = \"1KB\" }", "switch.pfc", "xofff"),
+        ("buffer = \"1MB\"\naqm = { kind = \"codel\", target = \"10us\", interval = \"100us\", mode = \"drop\" }\npfc = { priorities = [0] }", "switch.aqm", "lossless"),
+        ("buffer = \"1MB\"\naqm = { kind = \"red\", kmin = \"10KB\", kmax = \"50KB\", pmax = 0.1, non_ect = \"drop\" }\npfc = { priorities = [0] }", "switch.aqm", "only mark"),
+        ("buffer = \"15KB\"\npfc = { priorities = [0], xoff = \"10KB\" }", "switch.buffer", "no shared pool"),
+    ];
+    for (sw, field, hint) in cases {
+        let text = star(3, sw, &incast(2, "10KB"), "{ time = \"1ms\" }");
+        let e = match Sim::from_toml(&text) {
+            Ok(_) => panic!("accepted: {sw}"),
+            Err(e) => e,
+        };
+        let s = e.to_string();
+        assert!(s.contains(field) && s.contains(hint), "{sw}\n→ {s}");
+    }
+    let rr = star(3, "buffer = \"1MB\"\npfc = { priorities = [0] }", &incast(2, "10KB"), "{ time = \"1ms\" }")
+        .replace("[host.transport]", "[host.nic]\nscheduling = \"round_robin\"\n[host.transport]");
+    let e = Sim::from_toml(&rr).err().expect("refused").to_string();
+    assert!(e.contains("host.nic.scheduling"), "{e}");
+}
+
+#[test]
+fn records_are_deterministic_and_lossy_runs_report_ports() {
+    let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"dynamic\", mode = \"timer\" }";
+    let text = star(9, sw, &incast(8, "300KB"), "{ all_flows_done = true, max_time = \"50ms\" }");
+    let (a, b) = (run_toml(&text).unwrap(), run_toml(&text).unwrap());
+    assert_eq!(a.pauses, b.pauses);
+    assert_eq!(a.ports, b.ports);
+    assert_eq!(a.flows.iter().map(|f| f.finish).collect::<Vec<_>>(), b.flows.iter().map(|f| f.finish).collect::<Vec<_>>());
+    // Without PFC: a row per port, no frames.
+    let r = run_toml(&star(3, "", &incast(2, "100KB"), "{ time = \"1ms\" }")).unwrap();
+    assert_eq!(r.ports.len(), 6);
+    assert!(r.ports.iter().all(|p| p.pause_frames_sent == 0 && p.paused == 0));
+    assert!(r.pauses.is_empty());
+    assert!(port_row(&r, "sw0", 0).tx_bytes > 0);
+}
