@@ -320,3 +320,45 @@ fn records_are_deterministic_and_lossy_runs_report_ports() {
     assert!(r.pauses.is_empty());
     assert!(port_row(&r, "sw0", 0).tx_bytes > 0);
 }
+
+#[test]
+fn a_host_slower_than_its_link_pauses_the_switch_instead_of_dropping() {
+    // h0 takes packets up at 5 Gbps from a 10 Gbps link: its receive buffer fills and it sends PAUSE to
+    // the switch, which then holds the two senders back in turn.
+    let sw = "buffer = \"2MB\"\npfc = { priorities = [0], xoff = \"30KB\" }";
+    let traffic = incast(2, "2MB");
+    let text = star(3, sw, &traffic, "{ all_flows_done = true, max_time = \"50ms\" }")
+        .replace("[host.transport]", "[host.nic]\nrx_rate = \"5Gbps\"\nrx_buffer = \"100KB\"\n[host.transport]");
+    let r = run_toml(&text).unwrap();
+    assert!(r.meta.failure.is_none(), "{:?}", r.meta.failure);
+    assert_eq!(r.meta.drops.total(), 0);
+    assert!(r.meta.conservation.holds());
+    let h0 = port_row(&r, "h0", 0);
+    let sw_to_h0 = port_row(&r, "sw0", 0);
+    assert!(h0.pause_frames_sent > 0 && sw_to_h0.pause_frames_received == h0.pause_frames_sent, "{h0:?} {sw_to_h0:?}");
+    assert!(sw_to_h0.paused > 1_000 * US);
+    // 4 MB of payload (plus headers) through a 5 Gbps host: about 6.6 ms, not the 3.3 ms of the link.
+    let last = r.flows.iter().map(|f| f.finish.unwrap()).max().unwrap();
+    assert!((6_500 * US..7_300 * US).contains(&last), "last finish {} us", last / US);
+    // The ideal counts the host's receive rate: no flow beats it.
+    assert!(r.flows.iter().all(|f| f.slowdown().unwrap() >= 1.0));
+    // Without PFC the same host drops what its buffer cannot hold.
+    let lossy = text.replace("\npfc = { priorities = [0], xoff = \"30KB\" }", "");
+    let r = run_toml(&lossy).unwrap();
+    assert!(r.meta.drops.nic_rx > 0, "{:?}", r.meta.drops);
+    // One flow alone on an idle network takes exactly its ideal time through the slow host.
+    let one = star(2, "", &incast(1, "300KB"), "{ all_flows_done = true, max_time = \"50ms\" }")
+        .replace("[host.transport]", "[host.nic]\nrx_rate = \"4Gbps\"\n[host.transport]")
+        .replace("cc = \"reno\"", "cc = \"reno\"\ninit_cwnd = 1000");
+    let r = run_toml(&one).unwrap();
+    assert_eq!(r.flows[0].fct(), Some(r.flows[0].ideal_fct));
+    let bad = [
+        ("[host.nic]\nrx_buffer = \"100KB\"\n", "host.nic.rx_buffer", "rx_rate"),
+        ("[host.nic]\nrx_rate = \"5Gbps\"\nrx_buffer = \"5KB\"\n", "host.nic.rx_buffer", "headroom"),
+    ];
+    for (nic, field, hint) in bad {
+        let t = star(3, sw, &traffic, "{ time = \"1ms\" }").replace("[host.transport]", &format!("{nic}[host.transport]"));
+        let e = Sim::from_toml(&t).err().expect("refused").to_string();
+        assert!(e.contains(field) && e.contains(hint), "{e}");
+    }
+}

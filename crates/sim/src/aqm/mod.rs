@@ -213,13 +213,15 @@ macro_rules! registry {
         }
 
         impl Hooks for Aqm {
-            #[inline]
+            // Always inlined: the lossless path calls these too, and a third call site must not cost the
+            // per-packet path its inlining.
+            #[inline(always)]
             fn on_enqueue(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
                 match self {
                     $( Aqm::$variant(a) => Hooks::on_enqueue(a, ctx, rng), )*
                 }
             }
-            #[inline]
+            #[inline(always)]
             fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, rng: &mut Rng) -> Verdict {
                 match self {
                     $( Aqm::$variant(a) => Hooks::on_dequeue(a, ctx, sojourn, rng), )*

@@ -555,6 +555,7 @@ impl Scenario {
             let field = if sw.aqm.len().is_some() { format!("switch.aqm[{i}]") } else { "switch.aqm".into() };
             sw.aqm.get(i).validate(&field, sw.mtu as u64)?;
         }
+        s.host.nic.validate(sw.mtu as u64)?;
         if let Some(p) = &sw.pfc {
             p.validate(sw)?;
             if s.host.nic.scheduling == crate::host::nic::Scheduling::RoundRobin {

@@ -34,6 +34,11 @@ impl<E: Copy> Engine<E> {
         self.q.push(t, ev);
     }
 
+    /// Take every pending event out, in no particular order (a run that halts).
+    pub fn take_all(&mut self) -> Vec<E> {
+        self.q.take_all()
+    }
+
     /// Every pending event with its time, in no particular order (conservation counts at the end).
     pub fn pending(&self) -> impl Iterator<Item = (Time, &E)> {
         self.q.iter()

@@ -246,6 +246,19 @@ impl<E: Copy> EventQueue<E> {
         self.pop_before(Time::MAX)
     }
 
+    /// Take every pending entry out (in no particular order), leaving the queue empty.
+    #[cold]
+    pub fn take_all(&mut self) -> Vec<E> {
+        let all: Vec<E> = self.iter().map(|(_, e)| *e).collect();
+        self.tails.iter_mut().for_each(|t| *t = NIL);
+        self.bits.iter_mut().for_each(|b| *b = 0);
+        self.pool.clear();
+        self.free = NIL;
+        self.in_wheel = 0;
+        self.far.clear();
+        all
+    }
+
     /// Every pending entry, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Time, &E)> {
         let mut wheel = Vec::with_capacity(self.in_wheel);

@@ -5,6 +5,7 @@
 
 pub mod delay;
 pub mod nic;
+pub mod rx;
 pub mod vswitch;
 
 use crate::net::packet::{flags, Ecn, Packet, PktId, TcpOpt, ACK_BYTES, HEADER_BYTES};
@@ -60,6 +61,10 @@ pub struct Hosts {
     pub shim_out: ShimOut,
     /// Whether hosts run a vSwitch (one test per packet instead of a look at the host).
     pub shims: bool,
+    /// Hosts slower than their links (`host.nic.rx_rate`): their receive buffers.
+    pub rx: Option<rx::RxPath>,
+    /// PFC frames may arrive, hosts have receive buffers or vSwitches: arrivals take `host_receive_slow`.
+    pub slow_rx: bool,
 }
 
 impl Sim {
@@ -419,9 +424,27 @@ impl Sim {
     /// A packet reaches host `host` from the network.
     #[inline(always)]
     pub(crate) fn host_receive(&mut self, host: u32, id: PktId) {
+        if self.hosts.slow_rx {
+            return self.host_receive_slow(host, id);
+        }
+        self.deliver(host, id);
+    }
+
+    /// With PFC, a receive rate or a vSwitch: a PFC frame pauses the NIC, other packets go through the
+    /// receive buffer if the host has one, then the vSwitch.
+    #[cold]
+    fn host_receive_slow(&mut self, host: u32, id: PktId) {
         if self.arena.get(id).flags & flags::PFC != 0 {
             return self.frame_arrived(self.net.nic(host), id);
         }
+        if self.hosts.rx.is_some() {
+            return self.rx_arrive(host, id);
+        }
+        self.host_take(host, id);
+    }
+
+    /// Host `host` takes a packet up from its NIC: its vSwitch, then the flow's transport.
+    pub(crate) fn host_take(&mut self, host: u32, id: PktId) {
         if self.hosts.shims && !self.shim_ingress(host, id) {
             return;
         }

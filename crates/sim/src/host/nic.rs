@@ -14,12 +14,34 @@ pub enum Scheduling {
     RoundRobin,
 }
 
-/// `host.nic = { scheduling = "fifo" | "round_robin" }`.
+/// `host.nic = { scheduling = "fifo" | "round_robin", rx_rate, rx_buffer }`.
 #[derive(Debug, Clone, Copy, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct NicCfg {
     #[serde(default)]
     pub scheduling: Scheduling,
+    /// The rate at which the host takes packets off its NIC (`host/rx.rs`); absent = at once.
+    pub rx_rate: Option<crate::units::Rate>,
+    /// The NIC's receive buffer with `rx_rate` (default 1 MB).
+    pub rx_buffer: Option<crate::units::Bytes>,
+}
+
+impl NicCfg {
+    pub fn validate(&self, mtu: u64) -> Result<(), crate::config::ConfigError> {
+        use crate::config::ConfigError;
+        match (self.rx_rate, self.rx_buffer) {
+            (None, Some(_)) => Err(ConfigError::new("host.nic.rx_buffer", "a receive buffer goes with a receive rate: set host.nic.rx_rate (e.g. \"8Gbps\")")),
+            (Some(_), Some(b)) if b.0 == crate::units::Size::Inf || b.0.bytes(mtu) < mtu => {
+                Err(ConfigError::new("host.nic.rx_buffer", format!("must be a finite size of at least one MTU ({mtu} B)")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Receive buffer bytes (with `rx_rate`).
+    pub fn rx_capacity(&self, mtu: u64) -> u64 {
+        self.rx_buffer.map(|b| b.0.bytes(mtu)).unwrap_or(1_000_000)
+    }
 }
 
 /// Per-flow FIFOs served in turn. Connection slots index the FIFOs (slots are reused, so the FIFOs'

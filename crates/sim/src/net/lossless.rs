@@ -8,12 +8,10 @@ use super::packet::{flags, Ecn, Packet, PktId, TcpOpt, ACK_BYTES};
 use super::pfc::{shared, Mode, Pfc};
 use super::switch::Switch;
 use crate::aqm::Hooks;
+use crate::engine::Engine;
 use crate::records::PauseRow;
 use crate::sim::{Ev, Sim};
 use crate::units::{Time, SEC};
-
-/// The RESUME a dequeue calls for: (ingress local port, priority).
-pub type Resume = Option<(u32, u8)>;
 
 /// XOFF of a switch now: fixed, or alpha × the free shared pool.
 #[inline]
@@ -21,10 +19,19 @@ fn xoff(pfc: &Pfc, sw: &Switch) -> u64 {
     pfc.xoff.unwrap_or_else(|| (pfc.alpha * sw.buffer.saturating_sub(sw.used) as f64) as u64)
 }
 
-/// Take a packet's bytes off the switch's accounting at dequeue (lossy: the shared pool; lossless: its
-/// ingress counter, headroom first). Returns the RESUME to send, if its counter drained far enough.
-#[inline]
-pub fn release(pfc: &Pfc, sw: &mut Switch, prio: u8, in_port: u16, size: u64) -> Resume {
+/// Take a packet's bytes off switch `s`'s accounting at dequeue (lossy: the shared pool; lossless: its
+/// ingress counter, headroom first). If the counter drained far enough, the RESUME goes out at this same
+/// instant, as an `Ev::PfcResume` (the port is in the middle of sending).
+#[cold]
+pub fn release(pfc: &Option<Box<Pfc>>, sw: &mut Switch, s: u32, pkt: &Packet, size: u64, eng: &mut Engine<Ev>) {
+    if let Some((inp, prio)) = drain(pfc.as_deref().unwrap(), sw, pkt.prio, pkt.in_port, size) {
+        let now = eng.now();
+        eng.schedule(now, Ev::PfcResume { switch: s, port: inp, prio });
+    }
+}
+
+/// The accounting of `release`; returns the (ingress port, priority) to RESUME.
+fn drain(pfc: &Pfc, sw: &mut Switch, prio: u8, in_port: u16, size: u64) -> Option<(u32, u8)> {
     if !pfc.is_lossless(prio) {
         sw.used -= size;
         return None;
@@ -105,7 +112,7 @@ impl Sim {
         if q.apply(v, pkt) {
             // Validation admits only marking AQMs on lossless queues; a controller could still set one.
             let (gp, q) = (p, qi);
-            release(self.net.pfc.as_deref().unwrap(), &mut self.net.switches[s as usize], prio, inp as u16, size);
+            drain(self.net.pfc.as_deref().unwrap(), &mut self.net.switches[s as usize], prio, inp as u16, size);
             self.rec.meta.drops.aqm += 1;
             self.drop_pkt(id);
             self.lossless_drop(gp, q as u8, "its AQM dropped it");
@@ -171,7 +178,7 @@ impl Sim {
                 let t = port.busy_until;
                 self.push(t, Ev::Wake(p));
             } else {
-                self.start_tx(p);
+                self.send_ctl(p);
             }
         }
     }
@@ -247,7 +254,11 @@ impl Sim {
     pub(crate) fn pfc_refresh(&mut self, gp: u32, prio: u8) {
         let now = self.now();
         let port = &self.net.ports[gp as usize];
-        let (super::Owner::Switch(s), inp) = (port.owner, port.local) else { return };
+        let s = match port.owner {
+            super::Owner::Switch(s) => s,
+            super::Owner::Host(h) => return self.rx_refresh(h, prio),
+        };
+        let inp = port.local;
         let pi = self.net.pfc.as_deref().unwrap().index[prio as usize];
         let c = *self.net.switches[s as usize].pfc.as_mut().unwrap().at(inp, pi);
         if c.paused && c.refresh_at == now {
@@ -258,7 +269,7 @@ impl Sim {
 
     /// After a dequeue at switch `s`: the RESUME its release called for.
     #[cold]
-    pub(crate) fn send_resume(&mut self, s: u32, (inp, prio): (u32, u8)) {
+    pub(crate) fn send_resume(&mut self, s: u32, inp: u32, prio: u8) {
         let gp = self.net.node_ports[self.net.node_id(super::Owner::Switch(s)) as usize].0 + inp;
         self.send_frame(gp, prio, false);
     }

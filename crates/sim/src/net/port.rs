@@ -274,6 +274,11 @@ impl Sim {
         let port = &mut self.net.ports[p as usize];
         port.wake_pending = false;
         if port.pkts > 0 {
+            // A PFC frame goes ahead of the data (`net/lossless.rs`). Frames wait only behind a frame on
+            // the wire, so a port with one waiting always has a wake pending: `start_tx` never sees one.
+            if port.ctl != 0 {
+                return self.send_ctl(p);
+            }
             self.start_tx(p);
         }
     }
@@ -289,9 +294,6 @@ impl Sim {
             for q in port.queues.iter_mut() {
                 q.aqm.on_idle();
             }
-        }
-        if port.ctl != 0 {
-            return self.send_ctl(p); // a PFC frame goes ahead of the data
         }
         // The queue the scheduler picked; after a dequeue-time drop the same queue is asked again at the
         // same instant (RFC 8289's dequeue loop), then the scheduler if it ran dry.
@@ -311,17 +313,17 @@ impl Sim {
             picked = Some(qi);
             let id = port.pop(qi, &self.arena);
             let size = self.arena.get(id).size as u64;
-            let mut resume = None;
             let tsq = match owner {
                 Owner::Switch(s) => {
                     let sw = &mut self.net.switches[s as usize];
-                    let pkt = self.arena.get_mut(id);
-                    match self.net.pfc.as_deref() {
-                        None => sw.used -= size,
-                        Some(pfc) => resume = super::lossless::release(pfc, sw, pkt.prio, pkt.in_port, size),
+                    if sw.pfc.is_none() {
+                        sw.used -= size;
+                    } else {
+                        super::lossless::release(&self.net.pfc, sw, s, self.arena.get(id), size, &mut self.eng);
                     }
                     let ctx = port.ctx(qi, now, mtu);
                     let q = &mut port.queues[qi];
+                    let pkt = self.arena.get_mut(id);
                     let v = q.aqm.on_dequeue(&ctx, now - pkt.enq, &mut sw.rng);
                     if q.fifo.is_empty() {
                         q.aqm.on_empty(now);
@@ -332,9 +334,6 @@ impl Sim {
                         self.rec.meta.drops.aqm += 1;
                         let prio = pkt.prio;
                         self.drop_pkt(id);
-                        if let Some(r) = resume {
-                            self.send_resume(s, r);
-                        }
                         if self.net.pfc.as_deref().is_some_and(|f| f.is_lossless(prio)) {
                             self.lossless_drop(p, prio, "its AQM dropped it at dequeue");
                         }
@@ -350,11 +349,6 @@ impl Sim {
             self.transmit(p, id, size);
             if let Some((sid, flow, payload)) = tsq {
                 self.host_departure(sid, flow, payload);
-            }
-            if let Some(r) = resume {
-                if let Owner::Switch(s) = owner {
-                    self.send_resume(s, r);
-                }
             }
             return;
         }

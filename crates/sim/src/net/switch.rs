@@ -37,10 +37,10 @@ impl Sim {
     /// take their own path (`net/lossless.rs`).
     #[inline]
     pub(crate) fn switch_receive(&mut self, s: u32, id: PktId, from: u32) {
-        let pkt = self.arena.get(id);
-        if pkt.flags & flags::PFC != 0 {
-            return self.frame_arrived(self.net.ports[from as usize].rev, id);
+        if self.net.pfc.is_some() && self.switch_receive_pfc(s, id, from) {
+            return;
         }
+        let pkt = self.arena.get(id);
         let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
         let p = self.route(s, pkt.dst, hash);
         let now = self.now();
@@ -49,12 +49,6 @@ impl Sim {
         let size = pkt.size as u64;
         let port = &mut self.net.ports[p as usize];
         let qi = (pkt.prio as usize).min(port.queues.len() - 1);
-        if let Some(pfc) = self.net.pfc.as_deref() {
-            if pfc.is_lossless(pkt.prio) {
-                let inp = self.net.ports[self.net.ports[from as usize].rev as usize].local;
-                return self.lossless_enqueue(s, inp, id, p, qi);
-            }
-        }
         let sw = &mut self.net.switches[s as usize];
         if port.bytes + size > port.limit {
             port.queues[qi].count_drop();
@@ -82,6 +76,26 @@ impl Sim {
         }
         sw.used += size;
         self.port_push(p, qi, id);
+    }
+
+    /// With PFC: a frame is consumed, a lossless packet takes the lossless path (true: done here); a lossy
+    /// one goes on with `switch_receive` (false).
+    #[cold]
+    fn switch_receive_pfc(&mut self, s: u32, id: PktId, from: u32) -> bool {
+        let pkt = self.arena.get(id);
+        if pkt.flags & flags::PFC != 0 {
+            self.frame_arrived(self.net.ports[from as usize].rev, id);
+            return true;
+        }
+        if !self.net.pfc.as_deref().unwrap().is_lossless(pkt.prio) {
+            return false;
+        }
+        let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
+        let p = self.route(s, pkt.dst, hash);
+        let qi = (pkt.prio as usize).min(self.net.ports[p as usize].queues.len() - 1);
+        let inp = self.net.ports[self.net.ports[from as usize].rev as usize].local;
+        self.lossless_enqueue(s, inp, id, p, qi);
+        true
     }
 
     /// The egress port at switch `s` toward host `dst` for a packet with this hash.

@@ -101,9 +101,17 @@ impl Sim {
     /// path's bottleneck rate.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn ideal_fct(&self, src: u32, dst: u32, hash: u32, rhash: u32, size: u64, delay: [Time; 3], tp: &Params) -> (Time, Time, Time) {
-        let fwd = self.path(src, dst, hash);
+        let mut fwd = self.path(src, dst, hash);
         let mss = tp.mss() as u64;
-        let back = self.path(dst, src, rhash);
+        let mut back = self.path(dst, src, rhash);
+        // A host slower than its link takes each packet up at its receive rate: one more store-and-forward
+        // stage with no propagation (`host/rx.rs`). Under spraying the bound below leaves it out (still a
+        // lower bound).
+        let spraying = self.net.ecmp_packet;
+        if let (Some(rx), false) = (&self.hosts.rx, spraying) {
+            fwd.push((rx.rate, 0));
+            back.push((rx.rate, 0));
+        }
         let [dd, dc, da] = delay;
         let prop: Time = fwd.iter().map(|&(_, d)| d).sum();
         let bottleneck = fwd.iter().map(|&(r, _)| r).min().unwrap_or(1);

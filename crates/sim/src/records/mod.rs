@@ -130,11 +130,13 @@ pub struct Drops {
     pub link_loss: u64,
     /// Dropped by a host's vSwitch.
     pub vswitch: u64,
+    /// A host's receive buffer was full (`host.nic.rx_rate`).
+    pub nic_rx: u64,
 }
 
 impl Drops {
     pub fn total(&self) -> u64 {
-        self.buffer + self.port_buffer + self.aqm + self.link_loss + self.vswitch
+        self.buffer + self.port_buffer + self.aqm + self.link_loss + self.vswitch + self.nic_rx
     }
 }
 

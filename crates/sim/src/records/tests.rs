@@ -32,6 +32,19 @@ fn records() -> Records {
         vec![TraceRow { time: 10 * US, flow_id: 0, cwnd_bytes: 14_600.0, rate_bps: 1e9, alpha: f64::NAN, srtt: 12_500_000, delivered_bytes: 9000 }];
     r.controller_steps = vec![ControlRow { time: 5 * US, node: 2, port: 0, queue: 0, action: "dctcp_red Params { threshold: 20000 }".into() }];
     r.rtt_samples = vec![RttRow { time: 20 * US, flow_id: 0, rtt: 12_345_678 }];
+    r.pauses = vec![PauseRow { time: 7 * US, node: 2, port: 1, priority: 3, pause: true, sent: false }];
+    r.ports = vec![PortRow {
+        node: 2,
+        port: 1,
+        tx_bytes: 1500,
+        ce_marks: 1,
+        ue_marks: 0,
+        drops: 2,
+        paused: 3 * US,
+        pause_frames_sent: 4,
+        pause_frames_received: 5,
+        credit_stall: 0,
+    }];
     r
 }
 
@@ -71,7 +84,12 @@ fn existing_columns_keep_their_order_and_new_ones_come_last() {
     assert_eq!(header("flow_trace"), "time_us,flow_id,cwnd_bytes,rate_bps,alpha,srtt_us,delivered_bytes");
     assert_eq!(header("controller_steps"), "time_us,node,port,queue,action");
     let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["flows", "queues", "links", "flow_trace", "controller_steps", "rtt_samples"]);
+    assert_eq!(names, ["flows", "queues", "links", "flow_trace", "controller_steps", "rtt_samples", "pauses", "ports"]);
+    assert_eq!(header("pauses"), "time_us,node,port,priority,event,direction");
+    assert_eq!(
+        header("ports"),
+        "node,port,tx_bytes,ce_marks,ue_marks,drops,paused_us,pause_frames_sent,pause_frames_received,credit_stall_us"
+    );
 }
 
 #[test]

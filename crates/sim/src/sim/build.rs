@@ -67,8 +67,8 @@ impl Sim {
             seed: sc.seed,
             stop_time: sc.stop_time(),
             all_flows_done: sc.stop.all_flows_done,
-            check_done: sc.stop.all_flows_done,
             failure: None,
+            halted: Vec::new(),
             warmup: sc.warmup.map(|w| w.0).unwrap_or(0),
             config_hash: String::new(),
             interrupted: false,
@@ -308,7 +308,35 @@ fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Param
         outbox: Vec::with_capacity(64),
         shim_out: Default::default(),
         shims: sc.host.vswitch.is_some(),
+        rx: rx_path(sc, net)?,
+        slow_rx: net.pfc.is_some() || sc.host.nic.rx_rate.is_some() || sc.host.vswitch.is_some(),
     })
+}
+
+/// Receive buffers of hosts slower than their links (`host.nic.rx_rate`), with XOFF at the buffer less
+/// the NIC link's PFC headroom.
+fn rx_path(sc: &Scenario, net: &Net) -> Result<Option<crate::host::rx::RxPath>, ConfigError> {
+    let nic = &sc.host.nic;
+    let Some(rate) = nic.rx_rate else { return Ok(None) };
+    let mtu = sc.switch.mtu as u64;
+    let capacity = nic.rx_capacity(mtu);
+    let (mut xoff, mut xon) = (u64::MAX, u64::MAX);
+    if let Some(pfc) = &net.pfc {
+        // The most headroom any host's link needs.
+        let headroom = (0..net.n_hosts).map(|h| {
+            let p = &net.ports[net.nic(h) as usize];
+            pfc.headroom_of(p.rate, p.delay)
+        });
+        let headroom = headroom.max().unwrap_or(0);
+        if capacity < headroom + mtu {
+            let msg = format!("with PFC the receive buffer needs the link's headroom ({headroom} B) and one MTU above it: at least {} B", headroom + mtu);
+            return Err(ConfigError::new("host.nic.rx_buffer", msg));
+        }
+        xoff = capacity - headroom;
+        xon = xoff.saturating_sub(pfc.resume_offset);
+    }
+    let hosts = (0..net.n_hosts).map(|_| Default::default()).collect();
+    Ok(Some(crate::host::rx::RxPath { rate: rate.0, capacity, xoff, xon, hosts }))
 }
 
 fn build_recorder(sc: &Scenario, topo: &Topo, net: &Net, tags: Tags) -> Result<Recorder, ConfigError> {

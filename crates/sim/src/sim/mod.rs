@@ -48,6 +48,12 @@ pub enum Ev {
     PfcRefresh { port: u32, prio: u8 },
     /// A port's priority has been paused for `deadlock_timeout`: look for a cycle (`net/deadlock.rs`).
     DeadlockCheck { port: u32, prio: u8 },
+    /// A host slower than its link has taken the packet at the head of its receive buffer (`host/rx.rs`).
+    RxDone(u32),
+    /// A lossless ingress counter of a switch drained below XON at a dequeue: send its RESUME now.
+    PfcResume { switch: u32, port: u32, prio: u8 },
+    /// The run failed (`Sim::fail`): nothing more happens.
+    Halt,
 }
 
 /// A scenario turned into a runnable simulation.
@@ -66,10 +72,11 @@ pub struct Sim {
     seed: u64,
     stop_time: Time,
     all_flows_done: bool,
-    /// Whether `done` has anything to check: `all_flows_done`, or a failure.
-    check_done: bool,
-    /// Why the run failed (a lossless drop, a PFC deadlock with `on_deadlock = "fail"`); it stops there.
-    failure: Option<String>,
+    /// Why the run failed (a lossless drop, a PFC deadlock with `on_deadlock = "fail"`) and when; it stops
+    /// there (`Ev::Halt`).
+    failure: Option<(Time, String)>,
+    /// The events left when the run halted (packets held by the extra host delay are still in flight).
+    pub(crate) halted: Vec<Ev>,
     warmup: Time,
     config_hash: String,
     /// Stopped by the user before its end (`interrupt`).
@@ -101,13 +108,15 @@ impl Model for Sim {
             Ev::PauseExpire { port, prio } => self.pause_expired(port, prio),
             Ev::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
             Ev::DeadlockCheck { port, prio } => self.deadlock_check(port, prio),
+            Ev::RxDone(h) => self.rx_done(h),
+            Ev::PfcResume { switch, port, prio } => self.send_resume(switch, port, prio),
+            Ev::Halt => self.halt(),
         }
     }
 
     #[inline]
     fn done(&self) -> bool {
-        // `check_done` is `all_flows_done`, or set when the run fails: one test per event either way.
-        self.check_done && (self.failure.is_some() || self.all_flows_done && self.work.active_flows == 0 && self.work.exhausted())
+        self.all_flows_done && self.work.active_flows == 0 && self.work.exhausted()
     }
 
     fn exhausted(&self) -> bool {
@@ -175,23 +184,34 @@ impl Sim {
 
     /// Run until `limit` (or the end of the scenario). Returns true when the scenario is over.
     pub fn run_until(&mut self, limit: Time) -> bool {
+        if self.failure.is_some() {
+            return true;
+        }
         let stop = self.stop_time;
-        engine::run_until(self, limit, stop)
+        engine::run_until(self, limit, stop) || self.failure.is_some()
     }
 
     /// Stop the run: something happened that makes its results wrong (`meta.failure` says what). The
-    /// first failure is kept.
+    /// first failure is kept; the run halts once the event being handled is done (`Ev::Halt` takes every
+    /// event left out of the queue), so the engine's loop needs no test of its own.
     #[cold]
     pub(crate) fn fail(&mut self, msg: String) {
         if self.failure.is_none() {
-            self.failure = Some(msg);
+            let now = self.now();
+            self.failure = Some((now, msg));
+            self.push(now, Ev::Halt);
         }
-        self.check_done = true;
+    }
+
+    #[cold]
+    fn halt(&mut self) {
+        let left = self.eng.take_all();
+        self.halted.extend(left);
     }
 
     /// Why the run failed, if it did.
     pub fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
+        self.failure.as_ref().map(|f| f.1.as_str())
     }
 
     /// Mark the run as stopped by the user: `finish` then records what happened so far with
@@ -240,3 +260,6 @@ pub fn peak_rss_bytes() -> u64 {
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     ru.ru_maxrss as u64 * 1024
 }
+
+// Events stay 12 bytes: the event queue holds one per busy port, link and timer.
+const _: () = assert!(std::mem::size_of::<Ev>() == 12);

@@ -138,8 +138,11 @@ impl Sim {
                 vs.held().into_iter().for_each(&mut count);
             }
         }
+        if let Some(rx) = &self.hosts.rx {
+            rx.hosts.iter().flat_map(|r| r.fifo.iter()).for_each(|&id| count(id));
+        }
         // Packets held by the extra NIC delay are in flight too.
-        for (_, e) in self.eng.pending() {
+        for e in self.eng.pending().map(|(_, e)| e).chain(self.halted.iter()) {
             if let Ev::Release(id) = *e {
                 count(id);
             }
@@ -187,7 +190,10 @@ impl Sim {
         m.warmup_us = self.warmup as f64 / 1e6;
         m.marks = self.net.ports.iter().flat_map(|p| p.queues.iter()).map(|q| q.count.marks).sum();
         m.interrupted = self.interrupted;
-        m.failure = self.failure.clone();
+        m.failure = self.failure.as_ref().map(|f| f.1.clone());
+        if let Some((t, _)) = self.failure {
+            m.sim_time_us = t as f64 / 1e6;
+        }
         m.stop_reason = if self.failure.is_some() {
             "failed".into()
         } else if self.interrupted {
