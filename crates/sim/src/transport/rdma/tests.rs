@@ -1,0 +1,1 @@
+//! Unit tests of the RoCE connection and DCQCN.
