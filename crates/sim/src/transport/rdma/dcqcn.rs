@@ -47,8 +47,9 @@ pub struct Params {
     pub rate_hai: f64,
     pub rate_min: f64,
     pub line_rate: f64,
-    /// Copy R_C into R_T at every cut (else only after an increase step since the last cut: the byte stage
-    /// with a byte counter, as bobzhuyb's ns-3; the time stage without, as HPCC's).
+    /// Copy R_C into R_T at every cut. Else only if an increase step (timer or byte counter) happened
+    /// since the last cut (C1's clamp note: HPCC's time-stage rule; bobzhuyb's ns-3 with
+    /// `ClampTargetRateAfterTimeInc` — its attribute default counts byte-counter steps only).
     pub clamp_target_rate: bool,
     /// bobzhuyb's ns-3: on the first increase step after a cut, R_T ← R_T/8 instead of growing if
     /// R_T > 10·R_C.
@@ -196,11 +197,7 @@ impl Rp {
     /// updates α first, HPCC's updates α only on its alpha timer).
     fn cut(&mut self, now: Time) {
         self.touch(now);
-        let clamp = self.p.clamp_target_rate
-            || match self.p.byte_counter {
-                Some(_) => self.bc_cnt != 0,
-                None => self.t_cnt != 0,
-            };
+        let clamp = self.p.clamp_target_rate || self.t_cnt != 0 || self.bc_cnt != 0;
         if clamp {
             self.rt = self.rc;
         }

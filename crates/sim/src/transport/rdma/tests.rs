@@ -90,7 +90,7 @@ fn paper_cut_then_alpha_order_fast_recovery_additive_hyper_exact() {
 
 #[test]
 fn clamp_only_after_an_increase_step_unless_clamp_target_rate() {
-    // Default (bobzhuyb's ns-3): no byte-counter step since the last cut → R_T is kept.
+    // Default: no increase step since the last cut → R_T is kept.
     let mut rp = Rp::new(params(Preset::DcqcnPaper, G40));
     rp.on_cnp(0);
     rp.on_cnp(10 * US);
@@ -99,6 +99,13 @@ fn clamp_only_after_an_increase_step_unless_clamp_target_rate() {
     rp.on_sent(10_000_000, 11 * US);
     let rc = rp.rc;
     rp.on_cnp(12 * US);
+    assert_eq!(rp.rt, rc);
+    // So does a timer step (T = 55 µs after the cut at 12 µs).
+    rp.on_cnp(13 * US);
+    assert_eq!(rp.rt, rc, "no step since the cut at 12 µs");
+    rp.on_time(68 * US);
+    let rc = rp.rc;
+    rp.on_cnp(69 * US);
     assert_eq!(rp.rt, rc);
     // clamp_target_rate: every cut copies R_C into R_T.
     let mut p = params(Preset::DcqcnPaper, G40);
