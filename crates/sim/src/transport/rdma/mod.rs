@@ -83,11 +83,24 @@ impl RateControl {
     }
 }
 
+/// What a queue pair keeps of its transport's parameters (the rate control holds its own): a
+/// connection stays no larger than a TCP one, so RDMA does not grow the slots of every run.
+#[derive(Clone, Copy, Debug)]
+pub struct QpParams {
+    pub mss: u32,
+    pub ack_interval: u32,
+    pub nack_interval: Time,
+    pub rto: Time,
+    pub window: u64,
+    pub cnp_interval: Time,
+    pub control_priority: u8,
+}
+
 pub struct Conn {
     pub flow: u32,
     /// Payload bytes (`u64::MAX`: long-lived).
     pub size: u64,
-    pub p: RdmaParams,
+    pub p: QpParams,
     // --- sender ---
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -118,6 +131,15 @@ impl Conn {
     pub fn new(flow: u32, size: u64, p: RdmaParams, line_rate: u64) -> Conn {
         let rc = match p.cc {
             config::CcKind::Dcqcn => RateControl::Dcqcn(dcqcn::Rp::new(p.dcqcn.at(line_rate))),
+        };
+        let p = QpParams {
+            mss: p.mss,
+            ack_interval: p.ack_interval,
+            nack_interval: p.nack_interval,
+            rto: p.rto,
+            window: p.window,
+            cnp_interval: p.dcqcn.cnp_interval,
+            control_priority: p.control_priority,
         };
         Conn {
             flow,
@@ -223,7 +245,7 @@ impl Conn {
 
     /// A data packet at the receiver. Returns true when the flow just completed.
     pub fn on_data(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
-        let cnp = if pkt.ecn == Ecn::Ce && self.np.on_ce(now, self.p.dcqcn.cnp_interval) { flags::CNP } else { 0 };
+        let cnp = if pkt.ecn == Ecn::Ce && self.np.on_ce(now, self.p.cnp_interval) { flags::CNP } else { 0 };
         let (seq, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         let mut reply = None;
         if seq == self.rcv_nxt {

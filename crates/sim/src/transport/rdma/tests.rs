@@ -345,3 +345,11 @@ fn rto_goes_back_after_a_lost_tail() {
     assert_eq!(c.losses(), (1, 1));
     assert_eq!(out.last(), Some(&Out::Seg { seq: mss, len: mss as u32, flags: flags::DATA, ts: 1005 * US }));
 }
+
+#[test]
+fn a_queue_pair_is_no_larger_than_a_tcp_connection() {
+    // The Connection enum takes its largest variant: RDMA must not grow every TCP run's slots.
+    let (rdma, tcp) = (std::mem::size_of::<Conn>(), std::mem::size_of::<crate::transport::tcp::Conn>());
+    eprintln!("rdma::Conn {rdma} B, tcp::Conn {tcp} B");
+    assert!(rdma <= tcp, "rdma::Conn {rdma} B > tcp::Conn {tcp} B");
+}
