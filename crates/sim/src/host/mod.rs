@@ -8,7 +8,7 @@ pub mod nic;
 pub mod rx;
 pub mod vswitch;
 
-use crate::net::packet::{flags, Ecn, Packet, PktId, TcpOpt, ACK_BYTES, HEADER_BYTES};
+use crate::net::packet::{flags, Ecn, Packet, PktId, TcpOpt, ACK_BYTES};
 use crate::records::FlowRow;
 use crate::rng::{mix64, Rng};
 use crate::sim::{Ev, Sim};
@@ -83,7 +83,8 @@ impl Sim {
             let traced = self.obs.trace_flows.contains(&flow_id);
             self.obs.rtt_traced.push(traced);
         }
-        let conn = Connection::new(flow_id, f.size, &params);
+        let line_rate = self.net.ports[self.net.nic(f.src) as usize].rate;
+        let conn = Connection::new(flow_id, f.size, &params, line_rate);
         let slot = Slot {
             conn,
             flow: flow_id,
@@ -194,6 +195,9 @@ impl Sim {
         let ctl = if slot.conn.ect_control() { Ecn::Ect } else { Ecn::NotEct };
         // A SYN and a SYN-ACK carry the window-scale shift of their sender's end.
         let wscale = slot.conn.wscale();
+        // RoCE: its own header bytes, and its ACKs/NACKs/CNPs on their own priority.
+        let hdr = slot.conn.header_bytes();
+        let ctl_prio = slot.conn.control_prio();
         let syn_opt = |f: u16| if f & flags::SYN != 0 { TcpOpt::WScale(wscale) } else { TcpOpt::None };
         for o in out.drain(..) {
             let pias = &self.hosts.pias;
@@ -209,7 +213,7 @@ impl Sim {
                         src,
                         dst,
                         hash,
-                        size: if len == 0 { ACK_BYTES } else { (len + HEADER_BYTES).max(ACK_BYTES) },
+                        size: if len == 0 { ACK_BYTES } else { (len + hdr).max(ACK_BYTES) },
                         payload: len,
                         win: 0,
                         flags: f,
@@ -238,7 +242,11 @@ impl Sim {
                         win,
                         flags: f,
                         ecn: ctl,
-                        prio: if pias.is_empty() { prio } else { 0 },
+                        prio: match ctl_prio {
+                            Some(c) => c,
+                            None if pias.is_empty() => prio,
+                            None => 0,
+                        },
                         in_port: 0,
                         opt: syn_opt(f),
                     },

@@ -9,16 +9,17 @@
 //! packet crosses both) serialise every packet, and between them each packet takes the least latency
 //! of any path it may take, as if the fabric were free and infinitely parallel.
 
-use crate::net::packet::{ACK_BYTES, HEADER_BYTES};
+use crate::net::packet::ACK_BYTES;
 use crate::net::Owner;
 use crate::sim::Sim;
 use crate::transport::Params;
 use crate::units::{tx_time_floor, Time};
 
-/// Wire sizes of a flow of `size` bytes cut into `mss`-byte segments: (packets, full packet, last packet).
-fn wires(size: u64, mss: u64) -> (u64, u64, u64) {
+/// Wire sizes of a flow of `size` bytes cut into `mss`-byte segments with `hdr` header bytes each:
+/// (packets, full packet, last packet).
+fn wires(size: u64, mss: u64, hdr: u64) -> (u64, u64, u64) {
     let n = size.div_ceil(mss);
-    let wire = |payload: u64| (payload + HEADER_BYTES as u64).max(ACK_BYTES as u64);
+    let wire = |payload: u64| (payload + hdr).max(ACK_BYTES as u64);
     (n, wire(mss), wire(size - n.saturating_sub(1) * mss))
 }
 
@@ -123,8 +124,10 @@ impl Sim {
         if size == u64::MAX {
             return (Time::MAX, Time::MAX, base_rtt);
         }
-        let (n, full, last) = wires(size, mss);
-        let wire_total = size.saturating_add(n.saturating_mul(HEADER_BYTES as u64));
+        // The transport's own header bytes (TCP/IP 40, RoCEv2 44).
+        let hdr = tp.header_bytes() as u64;
+        let (n, full, last) = wires(size, mss, hdr);
+        let wire_total = size.saturating_add(n.saturating_mul(hdr));
         let standalone = base_rtt.saturating_add(tx_time_floor(wire_total, bottleneck));
         let ack = ACK_BYTES as u64;
         let spray = if self.net.ecmp_packet { self.least_latency(src, dst, [full, last, ack]) } else { None };

@@ -278,6 +278,13 @@ fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Param
             }
         }
     }
+    // Rate-based transports (RDMA) check their rates against the host links they will start at.
+    let slowest = (0..net.n_hosts).map(|h| net.ports[net.nic(h) as usize].rate).min().unwrap_or(u64::MAX);
+    let overrides = sc.traffic.iter().enumerate().filter(|(_, t)| t.transport.is_some());
+    let fields = std::iter::once("host.transport".to_string()).chain(overrides.map(|(i, _)| format!("traffic[{i}].transport")));
+    for (p, field) in transports.iter().zip(fields) {
+        p.check_line_rate(&field, slowest)?;
+    }
     // Extra host delay, drawn once per host.
     let mut delay_rng = rng::stream(sc.seed, "extra_delay", 0);
     let delay = match &sc.host.extra_delay {

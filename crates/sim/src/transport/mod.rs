@@ -2,12 +2,14 @@
 //! [`Transport`] trait, dispatched through the [`Connection`] enum (no `Box<dyn>` on the per-packet path);
 //! a transport never touches packets in flight or the event queue — it writes what to send into an outbox
 //! and keeps at most one deadline per timer. `tcp/` holds TCP with its congestion controls; rate-based
-//! RDMA senders go beside it. A transport is chosen per `[[traffic]]` entry, merged over `host.transport`.
+//! RDMA senders go beside it (`rdma/`: RoCE with DCQCN). A transport is chosen per `[[traffic]]` entry,
+//! merged over `host.transport`.
 
+pub mod rdma;
 pub mod tcp;
 
 use crate::config::ConfigError;
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, HEADER_BYTES};
 use crate::units::Time;
 
 pub use crate::engine::timer::{Fire, Timer};
@@ -70,6 +72,15 @@ pub trait Transport {
     fn wscale(&self) -> u8 {
         0
     }
+    /// Header bytes on the wire added to a data segment's payload (TCP/IP: 40; RoCEv2: 44).
+    fn header_bytes(&self) -> u32 {
+        HEADER_BYTES
+    }
+    /// The priority (switch queue) of this connection's ACKs and other control packets; `None`: the
+    /// flow's own priority (PIAS: 0).
+    fn control_prio(&self) -> Option<u8> {
+        None
+    }
 }
 
 /// Most timers a transport keeps per connection.
@@ -87,14 +98,23 @@ pub trait Setup: Sized {
 /// Resolved parameters of one transport.
 pub trait Resolved {
     type Conn: Transport;
-    /// A new connection for `flow` of `size` payload bytes (`u64::MAX`: long-lived).
-    fn connect(&self, flow: u32, size: u64) -> Self::Conn;
+    /// A new connection for `flow` of `size` payload bytes (`u64::MAX`: long-lived), sent from a host
+    /// whose NIC runs at `line_rate` bps (rate-based senders start at it and scale parameters with it).
+    fn connect(&self, flow: u32, size: u64, line_rate: u64) -> Self::Conn;
     /// Payload bytes per full segment (ideal FCT).
     fn mss(&self) -> u32;
     /// Whether a handshake precedes the first byte (ideal FCT).
     fn handshake(&self) -> bool;
     /// The name the `flows` record's `transport` column shows: kind, congestion control and options.
     fn label(&self) -> String;
+    /// Header bytes added to each data segment's payload (ideal FCT).
+    fn header_bytes(&self) -> u32 {
+        HEADER_BYTES
+    }
+    /// Check parameters against the slowest host link of the run (`field`: the table's path).
+    fn check_line_rate(&self, _field: &str, _slowest: u64) -> Result<(), ConfigError> {
+        Ok(())
+    }
 }
 
 /// The registry: one line per transport (`Variant = "kind" => module::Cfg, Params, Conn`) makes it a
@@ -146,12 +166,22 @@ macro_rules! registry {
                     $( Params::$variant(p) => p.label(), )*
                 }
             }
+            pub fn header_bytes(&self) -> u32 {
+                match self {
+                    $( Params::$variant(p) => p.header_bytes(), )*
+                }
+            }
+            pub fn check_line_rate(&self, field: &str, slowest: u64) -> Result<(), ConfigError> {
+                match self {
+                    $( Params::$variant(p) => p.check_line_rate(field, slowest), )*
+                }
+            }
         }
 
         impl Connection {
-            pub fn new(flow: u32, size: u64, p: &Params) -> Connection {
+            pub fn new(flow: u32, size: u64, p: &Params, line_rate: u64) -> Connection {
                 match p {
-                    $( Params::$variant(p) => Connection::$variant(p.connect(flow, size)), )*
+                    $( Params::$variant(p) => Connection::$variant(p.connect(flow, size, line_rate)), )*
                 }
             }
         }
@@ -214,12 +244,21 @@ macro_rules! registry {
             fn wscale(&self) -> u8 {
                 match self { $( Connection::$variant(c) => c.wscale(), )* }
             }
+            #[inline]
+            fn header_bytes(&self) -> u32 {
+                match self { $( Connection::$variant(c) => c.header_bytes(), )* }
+            }
+            #[inline]
+            fn control_prio(&self) -> Option<u8> {
+                match self { $( Connection::$variant(c) => c.control_prio(), )* }
+            }
         }
     };
 }
 
 registry! {
     Tcp = "tcp" => tcp::Cfg, tcp::TcpParams, tcp::Conn;
+    Rdma = "rdma" => rdma::Cfg, rdma::RdmaParams, rdma::Conn;
 }
 
 

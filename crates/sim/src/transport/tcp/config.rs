@@ -130,7 +130,7 @@ pub struct TcpParams {
 
 impl crate::transport::Resolved for TcpParams {
     type Conn = super::Conn;
-    fn connect(&self, flow: u32, size: u64) -> super::Conn {
+    fn connect(&self, flow: u32, size: u64, _line_rate: u64) -> super::Conn {
         super::Conn::new(flow, size, *self)
     }
     fn mss(&self) -> u32 {

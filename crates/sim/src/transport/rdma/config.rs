@@ -1,0 +1,382 @@
+//! `transport = { kind = "rdma", cc = "dcqcn", preset = "…", … }`: the RoCE transport's keys, the DCQCN
+//! presets of `spec/transports.md` C1 (Part D names), their checks, and the resolved [`RdmaParams`].
+
+use super::dcqcn::{self, AlphaUpdate};
+use crate::config::ConfigError;
+use crate::units::{Bytes, Dur, Rate, Size, Time, MS, US};
+use serde::Deserialize;
+
+/// RoCEv2 header bytes on a data packet, on the same footing as TCP's 40 (IP and transport headers, no
+/// Ethernet framing): IPv4 20 + UDP 8 + InfiniBand BTH 12 + ICRC 4. ACKs, NACKs and CNPs are minimum
+/// frames (`ACK_BYTES`, 64), as every control packet of the simulator.
+pub const ROCE_HEADER_BYTES: u32 = 44;
+
+/// The rate control of the queue pair. One variant per algorithm; TIMELY, HPCC and IB CC go here as
+/// files beside `dcqcn.rs`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    #[default]
+    Dcqcn,
+}
+
+/// A named parameter set (C1's three columns).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// DCQCN paper as commonly cited (TCD's default): g = 1/256, N = 50 µs, K = 55 µs, T = 55 µs,
+    /// BC = 10 MB, F = 5, R_AI = 40 Mb/s, R_HAI = 400 Mb/s (10·R_AI), R_min = 100 Mb/s.
+    #[default]
+    DcqcnPaper,
+    /// `bobzhuyb/ns3-rdma` defaults: g = 1/16, N = 50 µs, K = 55 µs, T = 1500 µs, BC = 150 KB, F = 5,
+    /// R_AI = 5 Mb/s, R_HAI = 50 Mb/s, R_min = 100 Mb/s; T and BC halve in hyper increase, R_T/8 reset.
+    DcqcnNs3,
+    /// HPCC ns-3's Mellanox-like DCQCN (ACC's default): g = 1/256, a CNP for every CE packet, K = 1 µs
+    /// periodic α, rate cut checked every 4 µs, T = 300 µs, no byte counter, F = 1,
+    /// R_AI = 5 Mb/s·C/25G, R_HAI = 50 Mb/s·C/25G, R_min = 100 Mb/s, rate unchanged and α = 1 at the
+    /// first CNP.
+    DcqcnHpcc,
+}
+
+impl Preset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::DcqcnPaper => "dcqcn_paper",
+            Preset::DcqcnNs3 => "dcqcn_ns3",
+            Preset::DcqcnHpcc => "dcqcn_hpcc",
+        }
+    }
+}
+
+/// A rate as given, or scaled with the sender's line rate C (HPCC's `× C/25G`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateVal {
+    Bps(u64),
+    /// bps at a 25 Gb/s line rate, scaled by C/25G.
+    Per25G(u64),
+}
+
+impl RateVal {
+    pub fn at(self, line: u64) -> f64 {
+        match self {
+            RateVal::Bps(b) => b as f64,
+            RateVal::Per25G(b) => b as f64 * (line as f64 / 25e9),
+        }
+    }
+}
+
+/// DCQCN's parameters before the line rate is known (a preset with the user's overrides).
+#[derive(Debug, Clone, Copy)]
+pub struct DcqcnSpec {
+    pub g: f64,
+    pub cnp_interval: Time,
+    pub alpha_timer: Time,
+    pub alpha_update: AlphaUpdate,
+    pub rate_decrease_interval: Time,
+    pub rate_increase_timer: Time,
+    pub byte_counter: Option<u64>,
+    pub f: u32,
+    pub rate_ai: RateVal,
+    pub rate_hai: RateVal,
+    pub rate_min: RateVal,
+    pub clamp_target_rate: bool,
+    pub target_rate_reset: bool,
+    pub rate_on_first_cnp: Option<f64>,
+    pub hyper_halving: bool,
+}
+
+impl DcqcnSpec {
+    pub fn preset(p: Preset) -> DcqcnSpec {
+        let mbps = |m: u64| RateVal::Bps(m * 1_000_000);
+        match p {
+            Preset::DcqcnPaper => DcqcnSpec {
+                g: 1.0 / 256.0,
+                cnp_interval: 50 * US,
+                alpha_timer: 55 * US,
+                alpha_update: AlphaUpdate::OnCnp,
+                rate_decrease_interval: 0,
+                rate_increase_timer: 55 * US,
+                byte_counter: Some(10_000_000),
+                f: 5,
+                rate_ai: mbps(40),
+                rate_hai: mbps(400),
+                rate_min: mbps(100),
+                clamp_target_rate: false,
+                target_rate_reset: false,
+                rate_on_first_cnp: None,
+                hyper_halving: false,
+            },
+            Preset::DcqcnNs3 => DcqcnSpec {
+                g: 1.0 / 16.0,
+                cnp_interval: 50 * US,
+                alpha_timer: 55 * US,
+                alpha_update: AlphaUpdate::OnCnp,
+                rate_decrease_interval: 0,
+                rate_increase_timer: 1500 * US,
+                byte_counter: Some(150_000),
+                f: 5,
+                rate_ai: mbps(5),
+                rate_hai: mbps(50),
+                rate_min: mbps(100),
+                clamp_target_rate: false,
+                target_rate_reset: true,
+                rate_on_first_cnp: None,
+                hyper_halving: true,
+            },
+            Preset::DcqcnHpcc => DcqcnSpec {
+                g: 1.0 / 256.0,
+                cnp_interval: 0,
+                alpha_timer: US,
+                alpha_update: AlphaUpdate::Periodic,
+                rate_decrease_interval: 4 * US,
+                rate_increase_timer: 300 * US,
+                byte_counter: None,
+                f: 1,
+                rate_ai: RateVal::Per25G(5_000_000),
+                rate_hai: RateVal::Per25G(50_000_000),
+                rate_min: mbps(100),
+                clamp_target_rate: false,
+                target_rate_reset: false,
+                rate_on_first_cnp: Some(1.0),
+                hyper_halving: false,
+            },
+        }
+    }
+
+    /// The RP's parameters at line rate `line` (bps).
+    pub fn at(&self, line: u64) -> dcqcn::Params {
+        dcqcn::Params {
+            g: self.g,
+            alpha_timer: self.alpha_timer,
+            alpha_update: self.alpha_update,
+            rate_decrease_interval: self.rate_decrease_interval,
+            rate_increase_timer: self.rate_increase_timer,
+            byte_counter: self.byte_counter,
+            f: self.f,
+            rate_ai: self.rate_ai.at(line),
+            rate_hai: self.rate_hai.at(line),
+            rate_min: self.rate_min.at(line).min(line as f64),
+            line_rate: line as f64,
+            clamp_target_rate: self.clamp_target_rate,
+            target_rate_reset: self.target_rate_reset,
+            rate_on_first_cnp: self.rate_on_first_cnp,
+            hyper_halving: self.hyper_halving,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AlphaUpdateKey {
+    OnCnp,
+    Periodic,
+}
+
+/// The keys. Every DCQCN parameter left out comes from `preset`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cfg {
+    /// The rate control: `dcqcn`.
+    #[serde(default)]
+    pub cc: CcKind,
+    #[serde(default)]
+    pub preset: Preset,
+    /// EWMA gain of α, in (0, 1].
+    pub g: Option<f64>,
+    /// NP: at most one CNP per flow per this interval ("0us": one per CE-marked packet).
+    pub cnp_interval: Option<Dur>,
+    /// K: alpha period.
+    pub alpha_timer: Option<Dur>,
+    pub alpha_update: Option<AlphaUpdateKey>,
+    /// "0us": cut on each CNP; else check this often whether a CNP came (HPCC: 4 µs).
+    pub rate_decrease_interval: Option<Dur>,
+    /// T.
+    pub rate_increase_timer: Option<Dur>,
+    /// BC; "inf": no byte counter (timer only).
+    pub byte_counter: Option<Bytes>,
+    /// F: fast-recovery steps.
+    pub f: Option<u32>,
+    pub rate_ai: Option<Rate>,
+    pub rate_hai: Option<Rate>,
+    pub rate_min: Option<Rate>,
+    pub clamp_target_rate: Option<bool>,
+    pub target_rate_reset: Option<bool>,
+    /// At the first CNP: α ← 1 and R_T = R_C ← this fraction of R_C, in (0, 1].
+    pub rate_on_first_cnp: Option<f64>,
+    pub hyper_halving: Option<bool>,
+    /// Payload bytes per packet; default MTU − 44 (RoCEv2 headers).
+    pub mss: Option<Bytes>,
+    /// The receiver ACKs every this many in-order packets (and the last one); default 1.
+    pub ack_interval: Option<u32>,
+    /// At most one NACK per flow per this interval for the same expected sequence (HPCC ns-3: 500 µs).
+    pub nack_interval: Option<Dur>,
+    /// Retransmission timeout for a lost tail: go back to the first unacknowledged byte after this long
+    /// without progress (default 1 ms).
+    pub rto: Option<Dur>,
+    /// Switch queue / priority of ACKs, NACKs and CNPs (0 is the highest under strict priority).
+    pub control_priority: Option<u8>,
+    /// Most bytes in flight per queue pair ("inf": no window, pure rate control).
+    pub window: Option<Bytes>,
+}
+
+/// The resolved transport: what every connection of a traffic entry shares.
+#[derive(Clone, Copy, Debug)]
+pub struct RdmaParams {
+    pub cc: CcKind,
+    pub preset: Preset,
+    /// Whether any DCQCN key overrides the preset (the label shows it).
+    pub custom: bool,
+    pub dcqcn: DcqcnSpec,
+    pub mss: u32,
+    pub ack_interval: u32,
+    pub nack_interval: Time,
+    pub rto: Time,
+    pub control_priority: u8,
+    pub window: u64,
+}
+
+impl crate::transport::Resolved for RdmaParams {
+    type Conn = super::Conn;
+    fn connect(&self, flow: u32, size: u64, line_rate: u64) -> super::Conn {
+        super::Conn::new(flow, size, *self, line_rate)
+    }
+    fn mss(&self) -> u32 {
+        self.mss
+    }
+    fn handshake(&self) -> bool {
+        false
+    }
+    /// `rdma:dcqcn(dcqcn_paper)`; `+custom` when keys override the preset.
+    fn label(&self) -> String {
+        let custom = if self.custom { "+custom" } else { "" };
+        format!("rdma:dcqcn({}){custom}", self.preset.name())
+    }
+    fn header_bytes(&self) -> u32 {
+        ROCE_HEADER_BYTES
+    }
+    fn check_line_rate(&self, field: &str, slowest: u64) -> Result<(), ConfigError> {
+        let min = self.dcqcn.rate_min.at(slowest);
+        if min > slowest as f64 {
+            let msg = format!("{} exceeds the slowest host link ({slowest} bps); lower it", fmt_rate(min));
+            return Err(ConfigError::new(format!("{field}.rate_min"), msg));
+        }
+        Ok(())
+    }
+}
+
+fn fmt_rate(bps: f64) -> String {
+    format!("{} bps", bps as u64)
+}
+
+impl crate::transport::Setup for Cfg {
+    type Resolved = RdmaParams;
+    type Conn = super::Conn;
+    fn resolve(&self, field: &str, mtu: u32) -> Result<RdmaParams, ConfigError> {
+        let f = |k: &str| format!("{field}.{k}");
+        let err = |k: &str, m: &str| Err(ConfigError::new(f(k), m.to_string()));
+        let mut d = DcqcnSpec::preset(self.preset);
+        if let Some(g) = self.g {
+            if !(g > 0.0 && g <= 1.0) {
+                return err("g", "must be in (0, 1], e.g. 0.00390625 (1/256)");
+            }
+            d.g = g;
+        }
+        let dur = |v: Option<Dur>, k: &str, zero_ok: bool, into: &mut Time| -> Result<(), ConfigError> {
+            if let Some(Dur(t)) = v {
+                if t == 0 && !zero_ok {
+                    return Err(ConfigError::new(f(k), "must be greater than zero, e.g. \"55us\""));
+                }
+                *into = t;
+            }
+            Ok(())
+        };
+        dur(self.cnp_interval, "cnp_interval", true, &mut d.cnp_interval)?;
+        dur(self.alpha_timer, "alpha_timer", false, &mut d.alpha_timer)?;
+        dur(self.rate_decrease_interval, "rate_decrease_interval", true, &mut d.rate_decrease_interval)?;
+        dur(self.rate_increase_timer, "rate_increase_timer", false, &mut d.rate_increase_timer)?;
+        if let Some(a) = self.alpha_update {
+            d.alpha_update = match a {
+                AlphaUpdateKey::OnCnp => AlphaUpdate::OnCnp,
+                AlphaUpdateKey::Periodic => AlphaUpdate::Periodic,
+            };
+        }
+        if let Some(Bytes(b)) = self.byte_counter {
+            d.byte_counter = match b {
+                Size::Inf => None,
+                s if s.bytes(mtu as u64) == 0 => return err("byte_counter", "must be a positive size, or \"inf\" for timer-only increase"),
+                s => Some(s.bytes(mtu as u64)),
+            };
+        }
+        if let Some(v) = self.f {
+            if v == 0 {
+                return err("f", "must be at least 1 fast-recovery step");
+            }
+            d.f = v;
+        }
+        // Rates given as keys are absolute (a preset's may scale with the line rate); zero and negative
+        // rates are refused by the `Rate` unit itself, with this key's path.
+        for (v, into) in [(self.rate_ai, &mut d.rate_ai), (self.rate_hai, &mut d.rate_hai), (self.rate_min, &mut d.rate_min)] {
+            if let Some(Rate(r)) = v {
+                *into = RateVal::Bps(r);
+            }
+        }
+        if let Some(x) = self.rate_on_first_cnp {
+            if !(x > 0.0 && x <= 1.0) {
+                return err("rate_on_first_cnp", "must be a fraction of the current rate in (0, 1] (1.0: unchanged)");
+            }
+            d.rate_on_first_cnp = Some(x);
+        }
+        d.clamp_target_rate = self.clamp_target_rate.unwrap_or(d.clamp_target_rate);
+        d.target_rate_reset = self.target_rate_reset.unwrap_or(d.target_rate_reset);
+        d.hyper_halving = self.hyper_halving.unwrap_or(d.hyper_halving);
+        let custom = self.g.is_some()
+            || self.cnp_interval.is_some()
+            || self.alpha_timer.is_some()
+            || self.alpha_update.is_some()
+            || self.rate_decrease_interval.is_some()
+            || self.rate_increase_timer.is_some()
+            || self.byte_counter.is_some()
+            || self.f.is_some()
+            || self.rate_ai.is_some()
+            || self.rate_hai.is_some()
+            || self.rate_min.is_some()
+            || self.clamp_target_rate.is_some()
+            || self.target_rate_reset.is_some()
+            || self.rate_on_first_cnp.is_some()
+            || self.hyper_halving.is_some();
+        let max_mss = mtu.saturating_sub(ROCE_HEADER_BYTES);
+        let mss = match self.mss {
+            None => max_mss,
+            Some(Bytes(m)) => {
+                let b = m.bytes(mtu as u64);
+                if m == Size::Inf || b == 0 || b > max_mss as u64 {
+                    let msg = format!("must be between 1 B and MTU − {ROCE_HEADER_BYTES} = {max_mss} B");
+                    return Err(ConfigError::new(f("mss"), msg));
+                }
+                b as u32
+            }
+        };
+        let ack_interval = self.ack_interval.unwrap_or(1);
+        if ack_interval == 0 {
+            return err("ack_interval", "must be at least 1 packet per ACK");
+        }
+        let nack_interval = self.nack_interval.map_or(500 * US, |d| d.0);
+        let rto = self.rto.map_or(MS, |d| d.0);
+        if rto == 0 {
+            return err("rto", "must be greater than zero, e.g. \"1ms\"");
+        }
+        let control_priority = self.control_priority.unwrap_or(0);
+        if control_priority > 7 {
+            return err("control_priority", "must be a priority 0–7 (0 is the highest under strict priority)");
+        }
+        let window = match self.window {
+            None => u64::MAX,
+            Some(Bytes(Size::Inf)) => u64::MAX,
+            Some(Bytes(w)) if w.bytes(mtu as u64) < mss as u64 => {
+                return Err(ConfigError::new(f("window"), format!("must hold at least one packet ({mss} B), or \"inf\"")))
+            }
+            Some(Bytes(w)) => w.bytes(mtu as u64),
+        };
+        Ok(RdmaParams { cc: self.cc, preset: self.preset, custom, dcqcn: d, mss, ack_interval, nack_interval, rto, control_priority, window })
+    }
+}

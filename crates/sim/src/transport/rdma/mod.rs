@@ -1,0 +1,371 @@
+//! RDMA over Converged Ethernet (RoCEv2), `spec/transports.md` Part C "Common RoCE model": one reliable
+//! connection (queue pair) per flow, both ends in one `Conn`.
+//!
+//! - **Sender**: packets of `mss` payload bytes plus [`config::ROCE_HEADER_BYTES`], paced at the rate
+//!   control's current rate R_C: the next packet may leave at `last departure + wire·8/R_C` (HPCC ns-3
+//!   `UpdateNextAvail`; a rate change moves the pending departure, as `ChangeRate` does). At most one data
+//!   packet of the queue pair waits in the host NIC at a time (the `departed` hook releases the next), so a
+//!   FIFO NIC serves the eligible queue pairs in turn and a paused NIC priority holds one packet per queue
+//!   pair, never an unbounded queue. Go-back-N on a NACK; a retransmission timeout (`rto`) for a lost
+//!   tail, which also goes back to the first unacknowledged byte. Optional window (`window`).
+//! - **Receiver**: accepts only the next expected packet (go-back-N: no reordering buffer); ACKs every
+//!   `ack_interval` in-order packets and the last one; on a gap sends a NACK for the expected sequence, at
+//!   most once per `nack_interval` for the same sequence (HPCC ns-3 `ReceiverCheckSeq`); the notification
+//!   point sends a CNP for a CE-marked packet (`dcqcn::Np`). A CNP rides on the ACK or NACK the packet
+//!   triggers (flags ACK|CNP), else it is a packet of its own; all of them go on `control_priority`.
+//!
+//! One engine timer carries every sender deadline but the RTO (the pacing departure, DCQCN's increase
+//! timer and decrease check; α is lazy), the earliest of them; on expiry every due one is handled. The
+//! second timer is the RTO.
+
+pub mod config;
+pub mod dcqcn;
+
+use super::{Out, TraceSample, Transport, MAX_TIMERS};
+use crate::engine::timer::Timer;
+use crate::net::packet::{flags, Ecn, Packet};
+use crate::units::Time;
+pub use config::{Cfg, RdmaParams, ROCE_HEADER_BYTES};
+
+/// The rate control of a queue pair: one variant per algorithm (TIMELY, HPCC, IB CC to come).
+#[derive(Clone, Debug)]
+pub enum RateControl {
+    Dcqcn(dcqcn::Rp),
+}
+
+impl RateControl {
+    #[inline]
+    fn rate(&self) -> f64 {
+        match self {
+            RateControl::Dcqcn(rp) => rp.rc,
+        }
+    }
+    fn alpha(&self) -> f64 {
+        match self {
+            RateControl::Dcqcn(rp) => rp.alpha,
+        }
+    }
+    #[inline]
+    fn touch(&mut self, now: Time) {
+        match self {
+            RateControl::Dcqcn(rp) => rp.touch(now),
+        }
+    }
+    fn on_cnp(&mut self, now: Time) {
+        match self {
+            RateControl::Dcqcn(rp) => rp.on_cnp(now),
+        }
+    }
+    #[inline]
+    fn on_sent(&mut self, wire: u64, now: Time) {
+        match self {
+            RateControl::Dcqcn(rp) => rp.on_sent(wire, now),
+        }
+    }
+    #[inline]
+    fn next_deadline(&self) -> Option<Time> {
+        match self {
+            RateControl::Dcqcn(rp) => rp.next_deadline(),
+        }
+    }
+    fn on_time(&mut self, now: Time) {
+        match self {
+            RateControl::Dcqcn(rp) => {
+                rp.on_time(now);
+            }
+        }
+    }
+    #[inline]
+    fn gap(&self, wire: u32) -> Time {
+        match self {
+            RateControl::Dcqcn(rp) => rp.gap(wire),
+        }
+    }
+}
+
+/// What a queue pair keeps of its transport's parameters (the rate control holds its own): a
+/// connection stays no larger than a TCP one, so RDMA does not grow the slots of every run.
+#[derive(Clone, Copy, Debug)]
+pub struct QpParams {
+    pub mss: u32,
+    pub ack_interval: u32,
+    pub nack_interval: Time,
+    pub rto: Time,
+    pub window: u64,
+    pub cnp_interval: Time,
+    pub control_priority: u8,
+}
+
+pub struct Conn {
+    pub flow: u32,
+    /// Payload bytes (`u64::MAX`: long-lived).
+    pub size: u64,
+    pub p: QpParams,
+    // --- sender ---
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    /// A data packet of this queue pair waits in (or is being handed to) the host NIC.
+    in_nic: bool,
+    /// Departure time and wire size of the last data packet that left the NIC (`None`: none yet).
+    last_departure: Option<(Time, u32)>,
+    /// The pacing departure the sender waits for.
+    pace_at: Option<Time>,
+    pub rc: RateControl,
+    /// Pacing and the rate control's deadlines, the earliest of them.
+    pub cc_timer: Timer,
+    pub rto_timer: Timer,
+    pub retransmits: u32,
+    pub timeouts: u32,
+    // --- receiver ---
+    pub rcv_nxt: u64,
+    /// In-order packets not yet acknowledged.
+    unacked: u32,
+    /// The expected sequence the last NACK named, and when another NACK for it may go.
+    last_nack: Option<(u64, Time)>,
+    pub np: dcqcn::Np,
+    pub finished_at: Option<Time>,
+}
+
+impl Conn {
+    pub fn new(flow: u32, size: u64, p: RdmaParams, line_rate: u64) -> Conn {
+        let rc = match p.cc {
+            config::CcKind::Dcqcn => RateControl::Dcqcn(dcqcn::Rp::new(p.dcqcn.at(line_rate))),
+        };
+        let p = QpParams {
+            mss: p.mss,
+            ack_interval: p.ack_interval,
+            nack_interval: p.nack_interval,
+            rto: p.rto,
+            window: p.window,
+            cnp_interval: p.dcqcn.cnp_interval,
+            control_priority: p.control_priority,
+        };
+        Conn {
+            flow,
+            size,
+            p,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            in_nic: false,
+            last_departure: None,
+            pace_at: None,
+            rc,
+            cc_timer: Timer::default(),
+            rto_timer: Timer::default(),
+            retransmits: 0,
+            timeouts: 0,
+            rcv_nxt: 0,
+            unacked: 0,
+            last_nack: None,
+            np: dcqcn::Np::default(),
+            finished_at: None,
+        }
+    }
+
+    pub fn sender_done(&self) -> bool {
+        self.snd_una >= self.size
+    }
+
+    /// Send the next packet if the queue pair is eligible: nothing of it in the NIC, data left, the window
+    /// open, and its pacing departure reached (else remember when it is).
+    fn try_send(&mut self, now: Time, out: &mut Vec<Out>) {
+        self.pace_at = None;
+        if self.in_nic || self.snd_nxt >= self.size {
+            return;
+        }
+        let len = (self.size - self.snd_nxt).min(self.p.mss as u64);
+        if self.snd_nxt - self.snd_una + len > self.p.window {
+            return; // an ACK reopens it
+        }
+        if let Some((t, wire)) = self.last_departure {
+            let at = t + self.rc.gap(wire);
+            if at > now {
+                self.pace_at = Some(at);
+                return;
+            }
+        }
+        let seq = self.snd_nxt;
+        if seq < self.snd_max {
+            self.retransmits += 1;
+        }
+        out.push(Out::Seg { seq, len: len as u32, flags: flags::DATA, ts: now });
+        self.in_nic = true;
+        self.snd_nxt += len;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.rc.on_sent(len + ROCE_HEADER_BYTES as u64, now);
+        if self.rto_timer.deadline.is_none() {
+            self.rto_timer.deadline = Some(now + self.p.rto);
+        }
+    }
+
+    /// The sender's engine timer: the earliest of the pacing departure and the rate control's deadlines.
+    fn sync(&mut self) {
+        let rc = if self.sender_done() { None } else { self.rc.next_deadline() };
+        self.cc_timer.deadline = match (self.pace_at, rc) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// ACKs, NACKs and CNPs at the sender.
+    pub fn on_feedback(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
+        self.rc.touch(now);
+        if pkt.has(flags::CNP) {
+            self.rc.on_cnp(now);
+        }
+        if pkt.has(flags::ACK | flags::NACK) && pkt.ack <= self.snd_max {
+            let a = pkt.ack;
+            if a > self.snd_una {
+                self.snd_una = a;
+                self.snd_nxt = self.snd_nxt.max(a);
+                self.rto_timer.deadline = (self.snd_una < self.snd_max).then_some(now + self.p.rto);
+            }
+            if pkt.has(flags::NACK) && a == self.snd_una && a < self.snd_nxt {
+                self.snd_nxt = a; // go-back-N
+            }
+        }
+        self.try_send(now, out);
+        self.sync();
+    }
+
+    /// The retransmission timer: no progress for `rto`; go back to the first unacknowledged byte.
+    pub fn on_rto(&mut self, now: Time, out: &mut Vec<Out>) {
+        self.rto_timer.deadline = None;
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        self.timeouts += 1;
+        self.snd_nxt = self.snd_una;
+        self.rto_timer.deadline = Some(now + self.p.rto);
+        self.try_send(now, out);
+        self.sync();
+    }
+
+    /// A data packet at the receiver. Returns true when the flow just completed.
+    pub fn on_data(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
+        let cnp = if pkt.ecn == Ecn::Ce && self.np.on_ce(now, self.p.cnp_interval) { flags::CNP } else { 0 };
+        let (seq, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
+        let mut reply = None;
+        if seq == self.rcv_nxt {
+            self.rcv_nxt = end;
+            self.unacked += 1;
+            if self.unacked >= self.p.ack_interval || self.rcv_nxt >= self.size {
+                reply = Some(flags::ACK);
+            }
+        } else if seq > self.rcv_nxt {
+            // A gap: go-back-N drops the packet and names the expected sequence, once per interval.
+            let due = match self.last_nack {
+                Some((s, at)) => s != self.rcv_nxt || now >= at,
+                None => true,
+            };
+            if due {
+                self.last_nack = Some((self.rcv_nxt, now + self.p.nack_interval));
+                reply = Some(flags::NACK);
+            }
+        } else {
+            reply = Some(flags::ACK); // a duplicate (a spurious go-back): say again where we are
+        }
+        match reply {
+            Some(f) => {
+                self.unacked = 0;
+                out.push(Out::Ack { ack: self.rcv_nxt, flags: f | cnp, ts_echo: pkt.ts, win: 0 });
+            }
+            None if cnp != 0 => out.push(Out::Ack { ack: self.rcv_nxt, flags: cnp, ts_echo: pkt.ts, win: 0 }),
+            None => {}
+        }
+        if self.finished_at.is_none() && self.rcv_nxt >= self.size {
+            self.finished_at = Some(now);
+            return true;
+        }
+        false
+    }
+}
+
+impl Transport for Conn {
+    fn start(&mut self, now: Time, out: &mut Vec<Out>) {
+        self.try_send(now, out);
+        self.sync();
+    }
+    #[inline]
+    fn at_sender(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
+        self.on_feedback(now, pkt, out)
+    }
+    #[inline]
+    fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
+        self.on_data(now, pkt, out)
+    }
+    /// The queue pair's packet left the NIC: the next one may follow at its pacing departure.
+    #[inline]
+    fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+        self.in_nic = false;
+        self.last_departure = Some((now, payload + ROCE_HEADER_BYTES));
+        self.try_send(now, out);
+        self.sync();
+    }
+    /// Timer 0: pacing and rate control; timer 1: retransmission timeout.
+    #[inline]
+    fn timer(&mut self, i: usize) -> Option<&mut Timer> {
+        match i {
+            0 => Some(&mut self.cc_timer),
+            1 => Some(&mut self.rto_timer),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn due(&mut self) -> [Option<Time>; MAX_TIMERS] {
+        [self.cc_timer.needs_entry(), self.rto_timer.needs_entry()]
+    }
+    fn on_timer(&mut self, i: usize, now: Time, out: &mut Vec<Out>) {
+        match i {
+            0 => {
+                self.cc_timer.deadline = None;
+                self.rc.on_time(now);
+                self.try_send(now, out);
+                self.sync();
+            }
+            _ => self.on_rto(now, out),
+        }
+    }
+    #[inline]
+    fn closed(&self) -> bool {
+        self.sender_done() && self.finished_at.is_some()
+    }
+    fn losses(&self) -> (u32, u32) {
+        (self.retransmits, self.timeouts)
+    }
+    /// `rate_bps` = R_C, `alpha` = α, `cwnd_bytes` = the window (NaN without one); no RTT estimate.
+    fn trace(&self) -> TraceSample {
+        TraceSample {
+            cwnd_bytes: if self.p.window == u64::MAX { f64::NAN } else { self.p.window as f64 },
+            rate_bps: self.rc.rate(),
+            alpha: self.rc.alpha(),
+            srtt: 0,
+            delivered_bytes: self.rcv_nxt,
+        }
+    }
+    #[inline]
+    fn ect(&self) -> bool {
+        true
+    }
+    fn end_data(&mut self, now: Time) -> (u64, bool) {
+        self.size = self.size.min(self.snd_max.max(1));
+        let done = self.finished_at.is_none() && self.rcv_nxt >= self.size;
+        if done {
+            self.finished_at = Some(now);
+        }
+        (self.size, done)
+    }
+    #[inline]
+    fn header_bytes(&self) -> u32 {
+        ROCE_HEADER_BYTES
+    }
+    #[inline]
+    fn control_prio(&self) -> Option<u8> {
+        Some(self.p.control_priority)
+    }
+}
+
+#[cfg(test)]
+mod tests;

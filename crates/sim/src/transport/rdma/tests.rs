@@ -1,0 +1,355 @@
+//! Unit tests: DCQCN's reaction point against C1's update rules written out step by step (the oracle
+//! is the pseudocode, recomputed here), the notification point, and the queue pair's pacing, NACK and
+//! go-back-N.
+
+use super::config::{Cfg, DcqcnSpec, Preset, RdmaParams};
+use super::dcqcn::{Np, Params, Rp, Step};
+use super::*;
+use crate::transport::Setup;
+use crate::units::US;
+
+const G40: u64 = 40_000_000_000;
+
+fn params(p: Preset, line: u64) -> Params {
+    DcqcnSpec::preset(p).at(line)
+}
+
+#[test]
+fn paper_cut_then_alpha_order_fast_recovery_additive_hyper_exact() {
+    let mut p = params(Preset::DcqcnPaper, G40);
+    p.clamp_target_rate = true;
+    let (g, keep, line) = (p.g, 1.0 - p.g, G40 as f64);
+    let (ai, hai, bc) = (p.rate_ai, p.rate_hai, p.byte_counter.unwrap());
+    assert_eq!((ai, hai, bc, p.f), (40e6, 400e6, 10_000_000, 5));
+    let mut rp = Rp::new(p);
+    assert_eq!((rp.rc, rp.rt, rp.alpha), (line, line, 1.0));
+
+    // First CNP at 0: R_T ← R_C (clamp), R_C ← R_C(1 − α/2) with α = 1, then α ← (1 − g)·1 + g = 1.
+    rp.on_cnp(0);
+    assert_eq!((rp.rt, rp.rc, rp.alpha), (line, line / 2.0, 1.0));
+    // T = 55 µs = K: at 55 and 110 µs the increase timer fires (fast recovery: R_C ← (R_T + R_C)/2) and α
+    // decays (α ← (1 − g)α, no CNP in the period).
+    assert_eq!(rp.on_time(55 * US), Some(Step::FastRecovery));
+    assert_eq!((rp.rc, rp.alpha), (0.75 * line, keep));
+    assert_eq!(rp.on_time(110 * US), Some(Step::FastRecovery));
+    let (rc, a) = (0.875 * line, keep * keep);
+    assert_eq!((rp.rc, rp.alpha, rp.t_cnt), (rc, a, 2));
+
+    // Second CNP at 110 µs. The order pinned: the cut uses α *before* this CNP's update.
+    rp.on_cnp(110 * US);
+    let (mut rt, mut rc) = (rc, rc * (1.0 - a / 2.0));
+    assert_eq!(rp.rt, rt);
+    assert_eq!(rp.rc, rc, "R_C ← R_C(1 − α/2) with the old α");
+    assert_ne!(rp.rc, 0.875 * line * (1.0 - (keep * a + g) / 2.0), "not with the updated α");
+    assert_eq!(rp.alpha, keep * a + g, "then α ← (1 − g)α + g");
+    assert_eq!((rp.t_cnt, rp.bc_cnt), (0, 0));
+
+    // Byte counter: BC bytes each. Events 1–4 are fast recovery (max(t, bc) < F), the 5th additive.
+    let now = 111 * US;
+    for k in 1..=5u32 {
+        rp.on_sent(bc - 1, now);
+        assert_eq!(rp.bc_cnt, k - 1, "BC − 1 bytes are not yet a byte-counter event");
+        rp.on_sent(1, now);
+        assert_eq!(rp.bc_cnt, k);
+        if k < 5 {
+            rc = (rt + rc) / 2.0;
+        } else {
+            rt += ai;
+            rc = (rt + rc) / 2.0;
+        }
+        assert_eq!((rp.rt, rp.rc), (rt, rc), "byte event {k}");
+    }
+    // Timer events at 165, 220, 275, 330 µs: t_cnt 1–4 < F ≤ bc_cnt: additive.
+    for k in 1..=4u64 {
+        assert_eq!(rp.on_time((110 + 55 * k) * US), Some(Step::Additive));
+        rt += ai;
+        rc = (rt + rc) / 2.0;
+        assert_eq!((rp.rt, rp.rc), (rt, rc), "timer event {k}");
+    }
+    // 5th timer event: min(t, bc) = 5 ≥ F: hyper, i = 1.
+    assert_eq!(rp.on_time(385 * US), Some(Step::Hyper));
+    rt += hai;
+    rc = (rt + rc) / 2.0;
+    assert_eq!((rp.rt, rp.rc), (rt, rc));
+    // bc 6: min(5, 6) = 5, i = 1 again; timer 6: min(6, 6) = 6, i = 2.
+    rp.on_sent(bc, 386 * US);
+    rt += hai;
+    rc = (rt + rc) / 2.0;
+    assert_eq!((rp.rt, rp.rc), (rt, rc));
+    assert_eq!(rp.on_time(440 * US), Some(Step::Hyper));
+    rt += 2.0 * hai;
+    rc = (rt + rc) / 2.0;
+    assert_eq!((rp.rt, rp.rc, rp.t_cnt, rp.bc_cnt), (rt, rc, 6, 6));
+    // α kept decaying once per K since the cut at 110 µs: 6 periods by 440 µs.
+    let mut a2 = keep * a + g;
+    for _ in 0..6 {
+        a2 *= keep;
+    }
+    assert_eq!(rp.alpha, a2);
+}
+
+#[test]
+fn clamp_only_after_an_increase_step_unless_clamp_target_rate() {
+    // Default: no increase step since the last cut → R_T is kept.
+    let mut rp = Rp::new(params(Preset::DcqcnPaper, G40));
+    rp.on_cnp(0);
+    rp.on_cnp(10 * US);
+    assert_eq!((rp.rt, rp.rc), (40e9, 10e9));
+    // A byte-counter step since the cut → the next cut clamps.
+    rp.on_sent(10_000_000, 11 * US);
+    let rc = rp.rc;
+    rp.on_cnp(12 * US);
+    assert_eq!(rp.rt, rc);
+    // So does a timer step (T = 55 µs after the cut at 12 µs).
+    rp.on_cnp(13 * US);
+    assert_eq!(rp.rt, rc, "no step since the cut at 12 µs");
+    rp.on_time(68 * US);
+    let rc = rp.rc;
+    rp.on_cnp(69 * US);
+    assert_eq!(rp.rt, rc);
+    // clamp_target_rate: every cut copies R_C into R_T.
+    let mut p = params(Preset::DcqcnPaper, G40);
+    p.clamp_target_rate = true;
+    let mut rp = Rp::new(p);
+    rp.on_cnp(0);
+    rp.on_cnp(10 * US);
+    assert_eq!((rp.rt, rp.rc), (20e9, 10e9));
+}
+
+#[test]
+fn rate_min_bounds_the_cut() {
+    let mut rp = Rp::new(params(Preset::DcqcnPaper, G40));
+    for i in 0..20 {
+        rp.on_cnp(i * US);
+    }
+    assert_eq!(rp.rc, 100e6);
+}
+
+#[test]
+fn alpha_timer_decays_once_per_period_without_cnp() {
+    let p = params(Preset::DcqcnPaper, G40);
+    let keep = 1.0 - p.g;
+    let mut rp = Rp::new(p);
+    rp.touch(10_000 * US);
+    assert_eq!(rp.alpha, 1.0, "no alpha timer before the first CNP");
+    rp.on_cnp(0);
+    rp.touch(54 * US);
+    assert_eq!(rp.alpha, 1.0);
+    rp.touch(55 * US);
+    assert_eq!(rp.alpha, keep);
+    rp.touch(164 * US);
+    assert_eq!(rp.alpha, keep * keep);
+    rp.touch(165 * US);
+    assert_eq!(rp.alpha, keep * keep * keep);
+    // A long idle stretch (10⁵ periods): one power, the same value to rounding.
+    rp.touch(165 * US + 100_000 * 55 * US);
+    let want = libm::pow(keep, 100_003.0);
+    assert!((rp.alpha - want).abs() <= 1e-12 * want, "{} vs {want}", rp.alpha);
+}
+
+#[test]
+fn hpcc_timer_only_first_cnp_periodic_alpha_and_stages_exact() {
+    let line = 100_000_000_000u64;
+    let p = params(Preset::DcqcnHpcc, line);
+    let (g, keep) = (p.g, 1.0 - p.g);
+    // × C/25G: 5 Mb/s and 50 Mb/s at 25G are 20 and 200 Mb/s at 100G.
+    assert_eq!((p.rate_ai, p.rate_hai, p.rate_min, p.f), (20e6, 200e6, 100e6, 1));
+    let mut rp = Rp::new(p);
+    // First CNP: rate unchanged, α = 1, nothing cut until the 4 µs check.
+    rp.on_cnp(0);
+    assert_eq!((rp.rc, rp.rt, rp.alpha), (1e11, 1e11, 1.0));
+    assert_eq!(rp.next_deadline(), Some(4 * US));
+    rp.on_time(4 * US);
+    // α at 4 µs: four periods, none with a CNP (the first CNP does not count).
+    let a4 = keep * keep * keep * keep;
+    let mut rc = 1e11 * (1.0 - a4 / 2.0);
+    assert_eq!((rp.alpha, rp.rc, rp.rt), (a4, rc, 1e11), "t_cnt = 0: no clamp");
+    assert_eq!(rp.next_deadline(), Some(304 * US));
+    // Stage 0 < F: fast recovery.
+    assert_eq!(rp.on_time(304 * US), Some(Step::FastRecovery));
+    rc = (1e11 + rc) / 2.0;
+    assert_eq!(rp.rc, rc);
+    // A CNP at 350 µs: the cut waits for the check at 352 µs, clamps (t_cnt = 1), uses α at 352 µs.
+    rp.on_cnp(350 * US);
+    assert_eq!(rp.rc, rc);
+    assert_eq!(rp.next_deadline(), Some(352 * US));
+    rp.on_time(352 * US);
+    let mut a = 1.0;
+    for j in 1..=352 {
+        a = keep * a + if j == 351 { g } else { 0.0 }; // the CNP at 350 µs counts in period (350, 351]
+    }
+    let mut rt = rc;
+    rc *= 1.0 - a / 2.0;
+    assert_eq!((rp.alpha, rp.rt, rp.rc), (a, rt, rc));
+    // Stages: 0 → FR, 1 = F → AI (R_AI), then hyper with a fixed R_HAI.
+    assert_eq!(rp.on_time(652 * US), Some(Step::FastRecovery));
+    rc = (rt + rc) / 2.0;
+    assert_eq!((rp.rt, rp.rc), (rt, rc));
+    assert_eq!(rp.on_time(952 * US), Some(Step::Additive));
+    rt += 20e6;
+    rc = (rt + rc) / 2.0;
+    assert_eq!((rp.rt, rp.rc), (rt, rc));
+    for t in [1252, 1552] {
+        assert_eq!(rp.on_time(t * US), Some(Step::Hyper));
+        rt += 200e6;
+        rc = (rt + rc) / 2.0;
+        assert_eq!((rp.rt, rp.rc), (rt, rc), "at {t} µs");
+    }
+    // The byte counter is off: bytes never make an increase.
+    rp.on_sent(1 << 40, 1600 * US);
+    assert_eq!(rp.rc, rc);
+}
+
+#[test]
+fn target_rate_reset_divides_a_far_target_by_eight() {
+    let mut rp = Rp::new(params(Preset::DcqcnNs3, G40));
+    for i in 0..4 {
+        rp.on_cnp(i * US); // α = 1 stays 1 (binary +g): R_C halves, R_T stays at line
+    }
+    assert_eq!((rp.rc, rp.rt), (2.5e9, 40e9));
+    assert_eq!(rp.on_time(3 * US + 1500 * US), Some(Step::FastRecovery));
+    assert_eq!((rp.rt, rp.rc), (5e9, 3.75e9), "R_T > 10·R_C on the first step: R_T/8");
+}
+
+#[test]
+fn increase_stops_at_line_rate() {
+    let mut rp = Rp::new(params(Preset::DcqcnPaper, G40));
+    rp.on_cnp(0);
+    let mut t = 0;
+    while let Some(d) = rp.next_deadline() {
+        t = d;
+        rp.on_time(d);
+        assert!(t < 100_000 * US);
+    }
+    assert_eq!((rp.rc, rp.rt), (40e9, 40e9));
+    assert!(t > 0);
+}
+
+#[test]
+fn np_one_cnp_per_interval() {
+    let mut np = Np::default();
+    assert!(np.on_ce(0, 50 * US));
+    assert!(!np.on_ce(10 * US, 50 * US), "10 µs later: none");
+    let mut np = Np::default();
+    assert!(np.on_ce(0, 50 * US));
+    assert!(np.on_ce(60 * US, 50 * US), "60 µs later: a second");
+    assert_eq!(np.cnps, 2);
+}
+
+fn conn(size: u64, line: u64) -> Conn {
+    let cfg: Cfg = toml::from_str("").unwrap();
+    let p: RdmaParams = cfg.resolve("t", 1500).unwrap();
+    Conn::new(0, size, p, line)
+}
+
+fn data(seq: u64, len: u32, ce: bool) -> Packet {
+    Packet {
+        conn: 0,
+        flow: 0,
+        seq,
+        ack: 0,
+        ts: 0,
+        enq: 0,
+        src: 0,
+        dst: 1,
+        hash: 0,
+        size: len + ROCE_HEADER_BYTES,
+        payload: len,
+        win: 0,
+        flags: flags::DATA,
+        ecn: if ce { Ecn::Ce } else { Ecn::Ect },
+        prio: 0,
+        in_port: 0,
+        opt: Default::default(),
+    }
+}
+
+fn ack(a: u64, f: u16) -> Packet {
+    Packet { ack: a, flags: f, payload: 0, ..data(0, 0, false) }
+}
+
+#[test]
+fn receiver_cnp_rides_on_acks_at_most_once_per_interval() {
+    let mss = 1456;
+    let mut c = conn(u64::MAX, G40);
+    let mut out = Vec::new();
+    c.on_data(0, &data(0, mss, true), &mut out);
+    c.on_data(10 * US, &data(mss as u64, mss, true), &mut out);
+    c.on_data(60 * US, &data(2 * mss as u64, mss, true), &mut out);
+    let f: Vec<u16> = out.iter().map(|o| if let Out::Ack { flags, .. } = o { *flags } else { 0 }).collect();
+    assert_eq!(f, vec![flags::ACK | flags::CNP, flags::ACK, flags::ACK | flags::CNP]);
+}
+
+#[test]
+fn receiver_nacks_a_gap_once_per_interval_and_drops_out_of_order() {
+    let mss = 1456u64;
+    let mut c = conn(u64::MAX, G40);
+    let mut out = Vec::new();
+    c.on_data(0, &data(0, mss as u32, false), &mut out);
+    c.on_data(US, &data(2 * mss, mss as u32, false), &mut out);
+    c.on_data(2 * US, &data(3 * mss, mss as u32, false), &mut out);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert_eq!(out[1], Out::Ack { ack: mss, flags: flags::NACK, ts_echo: 0, win: 0 });
+    assert_eq!(c.rcv_nxt, mss);
+    // After nack_interval (500 µs), the same gap is named again.
+    c.on_data(501 * US, &data(4 * mss, mss as u32, false), &mut out);
+    assert_eq!(out.len(), 3);
+    c.on_data(502 * US, &data(mss, mss as u32, false), &mut out);
+    assert_eq!(out[3], Out::Ack { ack: 2 * mss, flags: flags::ACK, ts_echo: 0, win: 0 });
+}
+
+#[test]
+fn sender_paces_at_r_c_one_packet_in_the_nic_and_goes_back_on_nack() {
+    let mss = 1456u64;
+    let line = 10_000_000_000u64;
+    let mut c = conn(100 * mss, line);
+    let mut out = Vec::new();
+    c.start(0, &mut out);
+    assert_eq!(out.len(), 1, "one packet in the NIC");
+    c.on_feedback(US / 2, &ack(0, flags::ACK), &mut out);
+    assert_eq!(out.len(), 1, "still one until it departs");
+    // It leaves at 0: the next may leave 1500 B · 8 / 10 Gb/s = 1.2 µs later.
+    c.departed(mss as u32, 0, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(c.cc_timer.deadline, Some(1_200_000));
+    c.on_timer(0, 1_200_000, &mut out);
+    assert_eq!(out.len(), 2);
+    // A CNP halves R_C (paper preset, α = 1): the next gap is 2.4 µs.
+    c.on_feedback(1_300_000, &ack(0, flags::CNP), &mut out);
+    c.departed(mss as u32, 1_200_000, &mut out);
+    assert_eq!(c.cc_timer.deadline, Some(3_600_000));
+    c.on_timer(0, 3_600_000, &mut out);
+    assert_eq!(out.len(), 3);
+    c.departed(mss as u32, 3_600_000, &mut out);
+    // NACK for the second packet: go back to it.
+    assert_eq!(c.snd_nxt, 3 * mss);
+    c.on_feedback(4 * US, &ack(mss, flags::NACK), &mut out);
+    assert_eq!((c.snd_una, c.snd_nxt), (mss, mss));
+    c.on_timer(0, 6_000_000, &mut out);
+    assert_eq!(out.last(), Some(&Out::Seg { seq: mss, len: mss as u32, flags: flags::DATA, ts: 6_000_000 }));
+    assert_eq!(c.losses(), (1, 0));
+}
+
+#[test]
+fn rto_goes_back_after_a_lost_tail() {
+    let mss = 1456u64;
+    let mut c = conn(2 * mss, G40);
+    let mut out = Vec::new();
+    c.start(0, &mut out);
+    c.departed(mss as u32, 0, &mut out);
+    c.on_timer(0, 1_000_000, &mut out);
+    c.departed(mss as u32, 1_000_000, &mut out);
+    c.on_feedback(5 * US, &ack(mss, flags::ACK), &mut out);
+    assert_eq!(c.rto_timer.deadline, Some(5 * US + 1000 * US));
+    c.on_timer(1, 1005 * US, &mut out);
+    assert_eq!(c.losses(), (1, 1));
+    assert_eq!(out.last(), Some(&Out::Seg { seq: mss, len: mss as u32, flags: flags::DATA, ts: 1005 * US }));
+}
+
+#[test]
+fn a_queue_pair_is_no_larger_than_a_tcp_connection() {
+    // The Connection enum takes its largest variant: RDMA must not grow every TCP run's slots.
+    let (rdma, tcp) = (std::mem::size_of::<Conn>(), std::mem::size_of::<crate::transport::tcp::Conn>());
+    eprintln!("rdma::Conn {rdma} B, tcp::Conn {tcp} B");
+    assert!(rdma <= tcp, "rdma::Conn {rdma} B > tcp::Conn {tcp} B");
+}
