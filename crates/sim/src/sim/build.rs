@@ -44,6 +44,7 @@ impl Sim {
         super::estimate::Estimate::of(sc)?;
         let topo = Topo::build(&sc.topology)?;
         let (transports, transport_of) = sc.transports()?;
+        workload::check_carriers(&sc.traffic, &transports, &transport_of)?;
         let net = build_net(sc, &topo)?;
         let n_hosts = topo.n_hosts;
         let hosts = build_hosts(sc, &net, transports)?;
@@ -256,6 +257,7 @@ fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Param
         outbox: Vec::with_capacity(64),
         shim_out: Default::default(),
         shims: sc.host.vswitch.is_some(),
+        persistent: Default::default(),
     })
 }
 

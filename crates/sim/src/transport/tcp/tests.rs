@@ -20,6 +20,7 @@ fn params(cc: CcCfg, ecn: bool) -> TcpParams {
         ect_control: false,
         dctcp_g: 1.0 / 16.0,
         tsq_limit: u64::MAX,
+        slow_start_after_idle: true,
     }
 }
 
