@@ -149,4 +149,44 @@ fn persistent_must_be_a_boolean() {
     let e = Sim::from_toml(text).err().expect("a string is not a boolean");
     assert_eq!(e.field, "traffic[0].persistent", "{e}");
     Sim::from_toml(&text.replace("\"yes\"", "false")).unwrap();
+    let e = Sim::from_toml(&text.replace("\"yes\"", "false\nopening_tag = \"open\"")).err().expect("nothing to open");
+    assert_eq!(e.field, "traffic[0].opening_tag", "{e}");
+}
+
+/// `opening_tag` marks exactly the messages that opened their connection: one per (host, thread,
+/// destination) used, each the first of its thread to that destination.
+#[test]
+fn the_opening_tag_marks_each_connections_first_message() {
+    let text = r#"
+seed = 5
+stop = { all_flows_done = true, max_time = "2s" }
+[topology]
+kind = "star"
+hosts = 4
+link = { rate = "10Gbps", delay = "2us" }
+[host]
+transport = { kind = "tcp", cc = "dctcp", handshake = true }
+[[traffic]]
+kind = "closed_loop"
+sizes = "data_mining"
+messages = 300
+threads = 2
+tag = "msg"
+opening_tag = "open"
+"#;
+    let r = run_toml(text).unwrap();
+    assert_eq!(r.meta.flows_finished, 300);
+    let tag = |name: &str| r.meta.tags.iter().position(|t| t == name).unwrap() as u16;
+    let (msg, open) = (tag("msg"), tag("open"));
+    let opened = r.flows.iter().filter(|f| f.tag == open).count();
+    // 4 hosts × 2 threads × 3 destinations at most, and with 300 messages every one is used.
+    assert_eq!(opened, 24);
+    assert!(r.flows.iter().all(|f| f.tag == msg || f.tag == open));
+    // Each (host, destination) pair's first message opened a connection.
+    for s in 0..4 {
+        for d in (0..4).filter(|&d| d != s) {
+            let first = r.flows.iter().filter(|f| f.src == s && f.dst == d).min_by_key(|f| (f.start, f.flow_id)).unwrap();
+            assert_eq!(first.tag, open, "{s} → {d}");
+        }
+    }
 }

@@ -10,7 +10,9 @@
 //! handshake, if the transport has one) and kept for the run: a message finds the window, RTT estimate
 //! and control state its thread's previous messages to that host left (`Carrier::Persistent`; an idle
 //! connection restarts its window as `slow_start_after_idle` says). `persistent = false` opens a
-//! connection per message, each starting from the initial window.
+//! connection per message, each starting from the initial window. `opening_tag` tags the message that
+//! opens each persistent connection (the paper's connections were open before it measured; a reproduction
+//! leaves these out).
 
 use super::cdf::{Cdf, BUILTIN_CDFS};
 use super::workers::Workers;
@@ -20,7 +22,8 @@ use crate::units::Dur;
 use rand::Rng as _;
 use serde::Deserialize;
 
-/// `{ kind = "closed_loop", sizes, messages, threads = 5, hosts, start, tag, priority, persistent = true }`.
+/// `{ kind = "closed_loop", sizes, messages, threads = 5, hosts, start, tag, priority, persistent = true,
+/// opening_tag }`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cfg {
@@ -39,6 +42,8 @@ pub struct Cfg {
     /// Each thread keeps one connection per destination and sends its messages there over it.
     #[serde(default = "default_persistent")]
     pub persistent: bool,
+    /// The tag of each persistent connection's first message (default: `tag`).
+    pub opening_tag: Option<String>,
 }
 
 fn default_threads() -> u32 {
@@ -56,6 +61,9 @@ impl super::Kind for Cfg {
         }
         if self.threads == 0 || self.threads > 1 << 16 {
             return Err(ConfigError::new(format!("{field}.threads"), "threads per host: 1 to 65536"));
+        }
+        if self.opening_tag.is_some() && !self.persistent {
+            return Err(ConfigError::new(format!("{field}.opening_tag"), "tags the first message of a persistent connection: needs `persistent = true`"));
         }
         Ok(())
     }
@@ -82,6 +90,9 @@ impl super::Kind for Cfg {
             return Err(ConfigError::new(format!("{field}.hosts"), "closed-loop messages need at least 2 hosts"));
         }
         let (tag, prio) = (tags.id(&self.tag), self.priority);
+        let opening = if self.opening_tag.is_some() { tags.id(&self.opening_tag) } else { tag };
+        // The (host, worker, destination) connections opened so far.
+        let mut open = std::collections::HashSet::new();
         let carrier = if self.persistent { Carrier::Persistent } else { Carrier::Own };
         let mut left = self.messages;
         let others = members.clone();
@@ -97,6 +108,7 @@ impl super::Kind for Cfg {
                     break d;
                 }
             };
+            let tag = if carrier == Carrier::Persistent && open.insert((src, worker, dst)) { opening } else { tag };
             Some(NewFlow { src, dst, size, start: now, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None, worker, carrier })
         });
         Ok(Source::Workers(Workers::generated(hosts.n_hosts, &members, self.threads, self.start.0, generator)))
