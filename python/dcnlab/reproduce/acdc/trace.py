@@ -127,8 +127,8 @@ def section(p: dict, out: Path, runner: Runner) -> list[str]:
     cols = ["workload", "scheme", "runs", "mice_n", "mice_p50_us", "mice_p99_us", "mice_p999_us", "large_n", "large_mean_us",
             "msgs_per_s", "drops_run", "drop_rate_pct", "timeouts", "mice_timeouts"] + [c for c in pool.columns if c.endswith("_cut")]
     title = (f"trace-driven (Fig. 23), {p['hosts']} hosts × {p.get('threads', 5)} threads, persistent connections, "
-             f"{p['duration_s']} s; paper: mice p50 −77 % / −76 % (web search), −72 % / −73 % (data mining), "
+             f"{p['duration_s']} s;\npaper: mice p50 −77 % / −76 % (web search), −72 % / −73 % (data mining), "
              "p99.9 −50 % / −55 %, −36 % / −53 % (DCTCP / AC/DC vs CUBIC)")
-    return [f"<h2>Trace-driven (Fig. 23)</h2><p>{title}. Mice: messages &lt; 10 KB, started in "
+    return [f"<h2>Trace-driven (Fig. 23)</h2><p>{title.replace(chr(10), ' ')}. Mice: messages &lt; 10 KB, started in "
             f"[{p['warmup_s']}, {p['duration_s'] - p['tail_s']}) s, not the one opening its connection.</p>",
             table(pool[cols])] + imgs(cdf_plot(raw, p, out, title))
