@@ -49,7 +49,9 @@ def jobs(p: dict) -> list[tuple[dict, dict]]:
 
 
 def measured(f: pd.DataFrame, p: dict) -> pd.DataFrame:
-    """The messages that count: not the one opening its connection, started inside the window."""
+    """The messages that count: not the one opening its connection, started inside the window. (Rows of
+    messages never sent carry the last start time of the run, after the window while the loop is busy;
+    `exhausted` says when it was not.)"""
     a, b = p["warmup_s"] * 1e6, (p["duration_s"] - p["tail_s"]) * 1e6
     return f[(f["tag"] == "msg") & (f["start_us"] >= a) & (f["start_us"] < b)]
 
