@@ -2,6 +2,12 @@
 //! here they become packets (ECN codepoint, PIAS priority, ECMP hash), pass the host's vSwitch slot
 //! (`vswitch.rs`), wait out the host's extra delay (`delay.rs`) and join the NIC's queue (`nic.rs`,
 //! `net/port.rs`). Packets that reach a host pass its vSwitch and go to the flow's transport.
+//!
+//! A connection carries one flow, or the messages of a persistent connection ([`Carries`]): one per
+//! (traffic entry, sending host, worker, destination), opened by its first message and never freed. Its
+//! packets carry the id of that first message as their `flow` (what the five-tuple is to a vSwitch: AC/DC's
+//! per-connection state is shared by all its messages); each message is its own flow record, written to
+//! the connection as it starts and complete once the receiver holds its last byte in order.
 
 pub mod delay;
 pub mod nic;
@@ -14,7 +20,8 @@ use crate::rng::{mix64, Rng};
 use crate::sim::{Ev, Sim};
 use crate::transport::{Connection, Fire, Out, Params, Transport, MAX_TIMERS};
 use crate::units::Time;
-use crate::workload::NewFlow;
+use crate::workload::{Carrier, NewFlow};
+use std::collections::{HashMap, VecDeque};
 use delay::{AppliesTo, DelayPer, DelaySampler};
 use vswitch::{Action, Shim, ShimOut, Toward, VSwitch};
 
@@ -41,6 +48,46 @@ pub struct Slot {
     pub live: bool,
     /// The traffic entry that started the flow.
     pub entry: u32,
+    /// The worker of the sending host that sent it (`NewFlow::worker`).
+    pub worker: u32,
+    pub carries: Carries,
+}
+
+/// What a connection carries.
+pub enum Carries {
+    /// One flow, whose id is the slot's `flow`; the connection is freed once both ends are done.
+    Flow,
+    /// A persistent connection's messages (`Carrier::Persistent`); it is never freed.
+    Messages(Messages),
+}
+
+/// The messages written to a persistent connection that its receiver does not hold whole yet, in the
+/// order they were written.
+#[derive(Default)]
+pub struct Messages {
+    pub pending: VecDeque<Message>,
+    /// Bytes written to the connection so far (where the last message ends).
+    pub written: u64,
+}
+
+/// One message on a persistent connection: its flow record, the connection's byte offset where it ends,
+/// and the connection's (retransmits, timeouts) when it was written (its row gets the difference).
+#[derive(Clone, Copy, Debug)]
+pub struct Message {
+    pub flow: u32,
+    pub end: u64,
+    pub losses: (u32, u32),
+}
+
+impl Slot {
+    /// The flow a packet of this connection counts for now: the flow, or the oldest message not yet
+    /// complete (the last one written when all are).
+    fn current_flow(&self) -> u32 {
+        match &self.carries {
+            Carries::Flow => self.flow,
+            Carries::Messages(m) => m.pending.front().map_or(self.flow, |x| x.flow),
+        }
+    }
 }
 
 pub struct Hosts {
@@ -65,11 +112,20 @@ pub struct Hosts {
     pub rx: Option<rx::RxPath>,
     /// PFC frames may arrive, hosts have receive buffers or vSwitches: arrivals take `host_receive_slow`.
     pub slow_rx: bool,
+    /// The slot of each persistent connection, by (traffic entry, sending host, worker, destination).
+    pub persistent: HashMap<(u32, u32, u32, u32), u32>,
 }
 
 impl Sim {
-    /// A traffic source hands over a flow: record it, open its connection, send what the window allows.
+    /// A traffic source hands over a flow: record it, open its connection (or write it to its open
+    /// persistent connection), send what the window allows.
     pub(crate) fn start_flow(&mut self, f: NewFlow) {
+        if f.carrier == Carrier::Persistent {
+            let key = (f.entry, f.src, f.worker, f.dst);
+            if let Some(&sid) = self.hosts.persistent.get(&key) {
+                return self.write_message(sid, f);
+            }
+        }
         let now = self.now();
         let flow_id = self.rec.flows.len() as u32;
         let (row, hash, rhash, [dd, dc, da]) = self.flow_row(&f, flow_id, now);
@@ -98,6 +154,14 @@ impl Sim {
             delay_ack: da,
             live: true,
             entry: f.entry,
+            worker: f.worker,
+            carries: match f.carrier {
+                Carrier::Own => Carries::Flow,
+                Carrier::Persistent => {
+                    let first = Message { flow: flow_id, end: f.size, losses: (0, 0) };
+                    Carries::Messages(Messages { pending: VecDeque::from([first]), written: f.size })
+                }
+            },
         };
         let h = &mut self.hosts;
         let sid = if let Some(s) = h.free_slots.pop() {
@@ -107,13 +171,10 @@ impl Sim {
             h.slots.push(slot);
             (h.slots.len() - 1) as u32
         };
-        if !self.obs.trace_flows.is_empty() {
-            let fs = &mut self.hosts.flow_slot;
-            if fs.len() <= flow_id as usize {
-                fs.resize(flow_id as usize + 1, u32::MAX);
-            }
-            fs[flow_id as usize] = sid;
+        if f.carrier == Carrier::Persistent {
+            self.hosts.persistent.insert((f.entry, f.src, f.worker, f.dst), sid);
         }
+        self.trace_slot(flow_id, sid);
         if let Some(t) = f.stop {
             self.push(t, Ev::EndData { slot: sid, flow: flow_id });
         }
@@ -121,6 +182,108 @@ impl Sim {
         self.hosts.slots[sid as usize].conn.start(now, &mut out);
         self.flush(sid, &mut out);
         self.hosts.outbox = out;
+    }
+
+    /// Where a traced flow's samples come from (`flow_slot`), kept only while flows are traced.
+    fn trace_slot(&mut self, flow_id: u32, sid: u32) {
+        if !self.obs.trace_flows.is_empty() {
+            let fs = &mut self.hosts.flow_slot;
+            if fs.len() <= flow_id as usize {
+                fs.resize(flow_id as usize + 1, u32::MAX);
+            }
+            fs[flow_id as usize] = sid;
+        }
+    }
+
+    /// The next message of a persistent connection's worker: its row (the connection's path and extra
+    /// delays; the ideal FCT without a handshake, the connection being open), then its bytes written to
+    /// the connection.
+    fn write_message(&mut self, sid: u32, f: NewFlow) {
+        let now = self.now();
+        let flow_id = self.rec.flows.len() as u32;
+        let slot = &self.hosts.slots[sid as usize];
+        let (hash, rhash) = (slot.hash, slot.rhash);
+        let delays = [slot.delay_data, slot.delay_ctl, slot.delay_ack];
+        let losses = slot.conn.losses();
+        let params = self.hosts.transports[f.transport as usize].established();
+        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, delays, &params);
+        let row = FlowRow {
+            flow_id,
+            src: f.src,
+            dst: f.dst,
+            size: f.size,
+            tag: f.tag,
+            transport: f.transport,
+            start: now,
+            finish: None,
+            ideal_fct: ideal,
+            standalone_fct: standalone,
+            base_rtt,
+            retransmits: 0,
+            timeouts: 0,
+        };
+        self.rec.flows.push(row);
+        self.work.active_flows += 1;
+        if self.obs.trace_tags.contains(&f.tag) {
+            self.obs.trace_flows.push(flow_id);
+        }
+        if self.obs.rtt_samples {
+            let traced = self.obs.trace_flows.contains(&flow_id);
+            self.obs.rtt_traced.push(traced);
+        }
+        self.trace_slot(flow_id, sid);
+        let slot = &mut self.hosts.slots[sid as usize];
+        let Carries::Messages(m) = &mut slot.carries else { unreachable!("a persistent connection carries messages") };
+        m.written += f.size;
+        m.pending.push_back(Message { flow: flow_id, end: m.written, losses });
+        let mut out = std::mem::take(&mut self.hosts.outbox);
+        slot.conn.append(f.size, now, &mut out);
+        self.flush(sid, &mut out);
+        self.hosts.outbox = out;
+    }
+
+    /// The messages of persistent connection `sid` whose last byte the receiver now holds complete at
+    /// `now`, in order; each frees its worker.
+    fn messages_delivered(&mut self, sid: u32, now: Time) {
+        loop {
+            let slot = &mut self.hosts.slots[sid as usize];
+            let (src, worker, entry) = (slot.src, slot.worker, slot.entry);
+            let delivered = slot.conn.delivered();
+            let losses = slot.conn.losses();
+            let Carries::Messages(m) = &mut slot.carries else { return };
+            let Some(&msg) = m.pending.front().filter(|x| x.end <= delivered) else { return };
+            m.pending.pop_front();
+            let row = &mut self.rec.flows[msg.flow as usize];
+            row.finish = Some(now);
+            (row.retransmits, row.timeouts) = (losses.0 - msg.losses.0, losses.1 - msg.losses.1);
+            self.work.active_flows -= 1;
+            if (msg.flow as usize) < self.hosts.flow_slot.len() {
+                self.hosts.flow_slot[msg.flow as usize] = u32::MAX;
+            }
+            if self.work.sources[entry as usize].finished(src, worker, now) {
+                self.push(now, Ev::Flow(entry));
+            }
+        }
+    }
+
+    /// At a run's end: the losses of the flows still open so far (a persistent connection's pending
+    /// messages: since each was written).
+    pub(crate) fn record_open_losses(&mut self) {
+        for s in self.hosts.slots.iter().filter(|s| s.live) {
+            let losses = s.conn.losses();
+            match &s.carries {
+                Carries::Flow => {
+                    let f = &mut self.rec.flows[s.flow as usize];
+                    (f.retransmits, f.timeouts) = losses;
+                }
+                Carries::Messages(m) => {
+                    for msg in &m.pending {
+                        let f = &mut self.rec.flows[msg.flow as usize];
+                        (f.retransmits, f.timeouts) = (losses.0 - msg.losses.0, losses.1 - msg.losses.1);
+                    }
+                }
+            }
+        }
     }
 
     /// A flow's record row as it starts at `start` with id `flow_id` (ideal FCT, base RTT), with its ECMP
@@ -473,19 +636,26 @@ impl Sim {
         let mut out = std::mem::take(&mut self.hosts.outbox);
         if host == slot.dst {
             let done = slot.conn.at_receiver(now, &pkt, &mut out);
-            let entry = slot.entry;
+            let (entry, worker) = (slot.entry, slot.worker);
+            if let Carries::Messages(_) = slot.carries {
+                self.flush(sid, &mut out);
+                self.messages_delivered(sid, now);
+                self.hosts.outbox = out;
+                return;
+            }
             if done {
                 self.rec.flows[pkt.flow as usize].finish = Some(now);
                 self.work.active_flows -= 1;
             }
             self.flush(sid, &mut out);
-            if done && self.work.sources[entry as usize].finished(pkt.src, now) {
+            if done && self.work.sources[entry as usize].finished(pkt.src, worker, now) {
                 self.push(now, Ev::Flow(entry));
             }
         } else {
             slot.conn.at_sender(now, &pkt, &mut out);
             if self.obs.rtt_samples {
-                self.record_rtt(now, pkt.flow, sid);
+                let flow = slot.current_flow();
+                self.record_rtt(now, flow, sid);
             }
             self.flush(sid, &mut out);
             self.close_if_done(sid, pkt.flow);
@@ -503,10 +673,10 @@ impl Sim {
         pkt
     }
 
-    /// Free connection `sid` (of `flow`) once both ends are done.
+    /// Free connection `sid` (of `flow`) once both ends are done; a persistent connection stays.
     fn close_if_done(&mut self, sid: u32, flow: u32) {
         let slot = &mut self.hosts.slots[sid as usize];
-        if slot.conn.closed() {
+        if matches!(slot.carries, Carries::Flow) && slot.conn.closed() {
             let f = &mut self.rec.flows[flow as usize];
             (f.retransmits, f.timeouts) = slot.conn.losses();
             slot.live = false;
@@ -527,8 +697,9 @@ impl Sim {
     pub(crate) fn end_data(&mut self, sid: u32, flow: u32) {
         let now = self.now();
         let Some(slot) = self.hosts.slots.get_mut(sid as usize).filter(|s| s.live && s.flow == flow) else { return };
+        debug_assert!(matches!(slot.carries, Carries::Flow), "messages have no stop");
         let (size, done) = slot.conn.end_data(now);
-        let (src, dst, hash, rhash, entry) = (slot.src, slot.dst, slot.hash, slot.rhash, slot.entry);
+        let (src, dst, hash, rhash, entry, worker) = (slot.src, slot.dst, slot.hash, slot.rhash, slot.entry, slot.worker);
         let delays = [slot.delay_data, slot.delay_ctl, slot.delay_ack];
         let row = &self.rec.flows[flow as usize];
         let params = self.hosts.transports[row.transport as usize];
@@ -540,7 +711,7 @@ impl Sim {
         if done {
             self.rec.flows[flow as usize].finish = Some(now);
             self.work.active_flows -= 1;
-            if self.work.sources[entry as usize].finished(src, now) {
+            if self.work.sources[entry as usize].finished(src, worker, now) {
                 self.push(now, Ev::Flow(entry));
             }
         }

@@ -45,6 +45,7 @@ impl Sim {
         super::estimate::Estimate::of(sc)?;
         let topo = Topo::build(&sc.topology)?;
         let (transports, transport_of) = sc.transports()?;
+        workload::check_carriers(&sc.traffic, &transports, &transport_of)?;
         let net = build_net(sc, &topo)?;
         let n_hosts = topo.n_hosts;
         let hosts = build_hosts(sc, &net, transports)?;
@@ -317,6 +318,7 @@ fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Param
         shims: sc.host.vswitch.is_some(),
         rx: rx_path(sc, net)?,
         slow_rx: net.pfc.is_some() || sc.host.nic.rx_rate.is_some() || sc.host.vswitch.is_some(),
+        persistent: Default::default(),
     })
 }
 

@@ -112,10 +112,7 @@ impl Sim {
     /// metadata.
     pub fn finish(mut self, wall_s: f64, cpu_s: f64) -> Records {
         let done = crate::engine::Model::done(&self);
-        for s in self.hosts.slots.iter().filter(|s| s.live) {
-            let f = &mut self.rec.flows[s.flow as usize];
-            (f.retransmits, f.timeouts) = s.conn.losses();
-        }
+        self.record_open_losses();
         let mut in_flight = (0u64, 0u64);
         let mut count = |id: u32| {
             in_flight.0 += 1;

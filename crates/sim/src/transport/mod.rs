@@ -56,6 +56,15 @@ pub trait Transport {
     fn trace(&self) -> TraceSample;
     /// Whether data packets carry ECT.
     fn ect(&self) -> bool;
+    /// The application writes `bytes` more on this connection (a persistent connection's next message,
+    /// `Resolved::appends`); the sender sends them when its window allows.
+    fn append(&mut self, _bytes: u64, _now: Time, _out: &mut Vec<Out>) {
+        unreachable!("the build refuses persistent connections on a transport that cannot append")
+    }
+    /// Payload bytes the receiver holds in order (a persistent connection's messages end at offsets of it).
+    fn delivered(&self) -> u64 {
+        self.trace().delivered_bytes
+    }
     /// The application stops writing: the flow becomes what the sender has sent (at least one byte).
     /// Returns the flow's size now and whether the receiver has just become complete with it.
     fn end_data(&mut self, now: Time) -> (u64, bool);
@@ -114,6 +123,19 @@ pub trait Resolved {
     /// Check parameters against the slowest host link of the run (`field`: the table's path).
     fn check_line_rate(&self, _field: &str, _slowest: u64) -> Result<(), ConfigError> {
         Ok(())
+    }
+    /// These parameters on a connection that is already open (the ideal FCT of a persistent connection's
+    /// later messages: no handshake).
+    fn established(&self) -> Self
+    where
+        Self: Copy,
+    {
+        *self
+    }
+    /// Whether a connection accepts more data after it started ([`Transport::append`]): persistent
+    /// connections need it.
+    fn appends(&self) -> bool {
+        false
     }
 }
 
@@ -176,6 +198,16 @@ macro_rules! registry {
                     $( Params::$variant(p) => p.check_line_rate(field, slowest), )*
                 }
             }
+            pub fn established(&self) -> Params {
+                match self {
+                    $( Params::$variant(p) => Params::$variant(p.established()), )*
+                }
+            }
+            pub fn appends(&self) -> bool {
+                match self {
+                    $( Params::$variant(p) => p.appends(), )*
+                }
+            }
         }
 
         impl Connection {
@@ -231,6 +263,13 @@ macro_rules! registry {
             }
             fn end_data(&mut self, now: Time) -> (u64, bool) {
                 match self { $( Connection::$variant(c) => c.end_data(now), )* }
+            }
+            fn append(&mut self, bytes: u64, now: Time, out: &mut Vec<Out>) {
+                match self { $( Connection::$variant(c) => c.append(bytes, now, out), )* }
+            }
+            #[inline]
+            fn delivered(&self) -> u64 {
+                match self { $( Connection::$variant(c) => c.delivered(), )* }
             }
             #[inline]
             fn last_rtt(&self) -> Time {

@@ -17,7 +17,7 @@
 //!
 //! Every row then has one cell per header column. Without a header a row is `src,dst,size,start[,tag]`.
 
-use super::{NewFlow, Source, Tags};
+use super::{Carrier, NewFlow, Source, Tags};
 use crate::config::kind::ConfigError;
 use crate::units::{parse_size, parse_time, Time};
 use serde::Deserialize;
@@ -92,7 +92,7 @@ pub fn parse_hpcc(text: &str, tag: u16) -> Result<Vec<NewFlow>, String> {
         }
         let at = |e: String| format!("line {}: {e}", i + 1);
         let (src, dst) = (host(c[0]).map_err(at)?, host(c[1]).map_err(at)?);
-        flows.push(NewFlow { src, dst, size, start, tag, prio: 0, transport: 0, entry: 0, extra_delay: None, stop: None });
+        flows.push(NewFlow { src, dst, size, start, tag, prio: 0, transport: 0, entry: 0, extra_delay: None, stop: None, worker: 0, carrier: Carrier::Own });
     }
     if flows.len() != count {
         return Err(format!("the first line says {count} flows but the file has {}", flows.len()));
@@ -217,7 +217,7 @@ pub fn parse_dcnlab(text: &str, default_tag: u16, tags: &mut Tags) -> Result<Vec
             d => Some(time_us(d).map_err(|e| at(EXTRA_DELAY, e))?),
         };
         let (src, dst) = (host(cell(0)).map_err(|e| at(0, e))?, host(cell(1)).map_err(|e| at(1, e))?);
-        flows.push(NewFlow { src, dst, size, start, tag, prio: 0, transport: 0, entry: 0, extra_delay, stop: None });
+        flows.push(NewFlow { src, dst, size, start, tag, prio: 0, transport: 0, entry: 0, extra_delay, stop: None, worker: 0, carrier: Carrier::Own });
     }
     Ok(flows)
 }

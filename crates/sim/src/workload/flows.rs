@@ -2,7 +2,7 @@
 //! experiments that name every flow (a victim flow beside an incast, as in TCD's tests, `workloads.md`
 //! §9.1).
 
-use super::{NewFlow, Source};
+use super::{Carrier, NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::Deserialize;
@@ -69,6 +69,8 @@ impl super::Kind for Cfg {
                 entry: 0,
                 extra_delay: None,
                 stop: fl.stop.map(|s| s.0),
+                worker: 0,
+                carrier: Carrier::Own,
             });
         }
         flows.sort_by_key(|f| f.start);

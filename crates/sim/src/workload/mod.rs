@@ -44,6 +44,24 @@ pub struct NewFlow {
     pub extra_delay: Option<Time>,
     /// When the application stops writing (the flow ends with what it has sent by then).
     pub stop: Option<Time>,
+    /// The worker (application thread) of the sending host that sends it (`workers.rs`; 0 for sources
+    /// without workers). A finished flow frees its worker.
+    pub worker: u32,
+    /// The connection it goes on.
+    pub carrier: Carrier,
+}
+
+/// The connection a flow goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    /// Its own: opened when the flow starts, freed once both ends are done (the flow's transport's
+    /// handshake, if any, is the flow's).
+    Own,
+    /// The persistent connection of its worker to its destination (`closed_loop`, `persistent = true`):
+    /// opened by the worker's first message there (with the handshake, if any), never closed; the flow is
+    /// the next message written on it, so the connection's window, RTT estimate and control state carry
+    /// over from the messages before it (`host/mod.rs`, `Messages`).
+    Persistent,
 }
 
 /// What traffic needs to know about the topology.
@@ -158,12 +176,12 @@ impl Entry {
         v
     }
 
-    /// One of this entry's flows, from host `src`, finished at `now`; returns true when a waiting flow
-    /// may now start (the closed-loop limit let it, or the host's worker took its next).
-    pub fn finished(&mut self, src: u32, now: Time) -> bool {
+    /// One of this entry's flows, from host `src`'s `worker`, finished at `now`; returns true when a
+    /// waiting flow may now start (the closed-loop limit let it, or the host's worker took its next).
+    pub fn finished(&mut self, src: u32, worker: u32, now: Time) -> bool {
         self.in_flight -= 1;
         let taken = match &mut self.source {
-            Source::Workers(w) => w.finished(src, now),
+            Source::Workers(w) => w.finished(src, worker, now),
             _ => false,
         };
         std::mem::take(&mut self.blocked) | taken
@@ -231,6 +249,19 @@ pub fn build(
         });
     }
     Ok(w)
+}
+
+/// Every entry that sends over persistent connections has a transport that can carry them (one that
+/// accepts more data after it started, `Resolved::appends`).
+pub fn check_carriers(traffic: &[Traffic], transports: &[crate::transport::Params], transport_of: &[u16]) -> Result<(), ConfigError> {
+    for (i, t) in traffic.iter().enumerate() {
+        let p = &transports[transport_of[i] as usize];
+        if t.kind.inner().persistent() && !p.appends() {
+            let msg = format!("transport `{}` cannot carry persistent connections (it takes no data after it started); set `persistent = false`", p.label());
+            return Err(ConfigError::new(format!("traffic[{i}].persistent"), msg));
+        }
+    }
+    Ok(())
 }
 
 /// Flow ids are `u32`: a run has at most this many flows.
@@ -407,6 +438,11 @@ pub trait Kind {
     }
     /// The entry's source; `field` is the entry's path for errors.
     fn build(&self, field: &str, b: &mut Build) -> Result<Source, ConfigError>;
+    /// Whether its flows go on persistent connections (`Carrier::Persistent`): its transport must accept
+    /// more data after it started.
+    fn persistent(&self) -> bool {
+        false
+    }
 }
 
 /// What a builder may use: the entry's own traffic stream, the hosts, the MTU and the tag table.

@@ -3,7 +3,7 @@
 //! `ConnectionMatrix::setPermutation`); `workloads.md` does not define it. The permutation is drawn from
 //! the entry's traffic stream, so compared schemes see the same one.
 
-use super::{NewFlow, Source};
+use super::{Carrier, NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::units::{Bytes, Dur};
 use rand::Rng as _;
@@ -45,7 +45,7 @@ impl super::Kind for Cfg {
         let (tag, size) = (tags.id(&self.tag), self.size.0.bytes(mtu));
         let (start, prio) = (self.start.0, self.priority);
         let flows = (0..n)
-            .map(|s| NewFlow { src: s, dst: perm[s as usize], size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None })
+            .map(|s| NewFlow { src: s, dst: perm[s as usize], size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None, worker: 0, carrier: Carrier::Own })
             .collect();
         Ok(Source::List { flows, next: 0 })
     }

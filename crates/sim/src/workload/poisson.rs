@@ -6,7 +6,7 @@
 //! per-host processes, and its one stream keeps the flows identical across compared schemes.
 
 use super::cdf::{Cdf, BUILTIN_CDFS};
-use super::{HostInfo, HostSet, NewFlow, Source};
+use super::{Carrier, HostInfo, HostSet, NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::rng::{self, Rng};
 use crate::units::{Dur, Time};
@@ -198,6 +198,6 @@ impl Poisson {
             break (s, d);
         };
         self.offered_bytes += size;
-        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio, transport: 0, entry: 0, extra_delay: None, stop: None }
+        NewFlow { src, dst, size, start: self.next_time, tag: self.tag, prio: self.prio, transport: 0, entry: 0, extra_delay: None, stop: None, worker: 0, carrier: Carrier::Own }
     }
 }

@@ -4,7 +4,7 @@
 //! see the same ones.
 
 use super::workers::Workers;
-use super::{NewFlow, Source};
+use super::{Carrier, NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::units::{Bytes, Dur};
 use rand::seq::SliceRandom;
@@ -61,7 +61,7 @@ impl super::Kind for Cfg {
         for &s in &members {
             let mut dsts: Vec<u32> = members.iter().copied().filter(|&d| d != s).collect();
             dsts.shuffle(&mut rng);
-            flows.extend(dsts.into_iter().map(|dst| NewFlow { src: s, dst, size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None }));
+            flows.extend(dsts.into_iter().map(|dst| NewFlow { src: s, dst, size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None, worker: 0, carrier: Carrier::Own }));
         }
         Ok(Source::Workers(Workers::new(flows, hosts.n_hosts, self.parallel)))
     }

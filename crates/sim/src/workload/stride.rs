@@ -6,7 +6,7 @@
 //! paths decide the outcome.
 
 use super::workers::Workers;
-use super::{NewFlow, Source};
+use super::{Carrier, NewFlow, Source};
 use crate::config::kind::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::Deserialize;
@@ -84,7 +84,7 @@ impl super::Kind for Cfg {
             for s in 0..n {
                 for &k in &list {
                     let dst = ((s as u64 + k as u64) % n as u64) as u32;
-                    flows.push(NewFlow { src: s, dst, size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None });
+                    flows.push(NewFlow { src: s, dst, size, start, tag, prio, transport: 0, entry: 0, extra_delay: None, stop: None, worker: 0, carrier: Carrier::Own });
                 }
             }
         }

@@ -3,17 +3,22 @@
 //! sequential stride, `workloads.md` §9.2); two give the shuffle's "at most two transfers in parallel per
 //! sender" (§9.3). A flow starts no earlier than its own `start`. Instead of a list, the flows may come
 //! from a generator asked for a host's next flow when one of its workers is free (`closed_loop.rs`).
+//! Workers have numbers (0 to `workers` − 1 per host): a flow carries its worker's (`NewFlow::worker`),
+//! its finish frees that worker, and a generator is told which worker asks (a worker's persistent
+//! connections are its own).
 
 use super::NewFlow;
 use crate::units::Time;
 use std::collections::{BTreeMap, VecDeque};
 
-/// Makes host `src`'s next flow, starting at `now`, or says there is none left.
-pub type Generator = Box<dyn FnMut(u32, Time) -> Option<NewFlow> + Send>;
+/// Makes the next flow of host `src`'s worker `worker`, starting at `now`, or says there is none left.
+pub type Generator = Box<dyn FnMut(u32, u32, Time) -> Option<NewFlow> + Send>;
 
 pub struct Workers {
     /// Per sending host: the flows no worker has taken yet, in order.
     queues: Vec<VecDeque<NewFlow>>,
+    /// Per host: its free workers (the last freed is taken first).
+    free: Vec<Vec<u32>>,
     generator: Option<Generator>,
     /// Flows a worker has taken, by the time they may start (and the order they were taken in).
     ready: BTreeMap<(Time, u64), NewFlow>,
@@ -28,7 +33,8 @@ impl Workers {
         for f in flows {
             queues[f.src as usize].push_back(f);
         }
-        let mut w = Workers { queues, generator: None, ready: BTreeMap::new(), taken: 0, last_start: 0 };
+        let free = vec![(0..workers).rev().collect(); n_hosts as usize];
+        let mut w = Workers { queues, free, generator: None, ready: BTreeMap::new(), taken: 0, last_start: 0 };
         for h in 0..n_hosts {
             for _ in 0..workers {
                 w.take(h, 0);
@@ -40,7 +46,8 @@ impl Workers {
     /// Workers whose flows come from `generator`: `workers` per host of `hosts`, the first flows at `start`.
     pub fn generated(n_hosts: u32, hosts: &[u32], workers: u32, start: Time, generator: Generator) -> Workers {
         let queues = vec![VecDeque::new(); n_hosts as usize];
-        let mut w = Workers { queues, generator: Some(generator), ready: BTreeMap::new(), taken: 0, last_start: 0 };
+        let free = vec![(0..workers).rev().collect(); n_hosts as usize];
+        let mut w = Workers { queues, free, generator: Some(generator), ready: BTreeMap::new(), taken: 0, last_start: 0 };
         for _ in 0..workers {
             for &h in hosts {
                 w.take(h, start);
@@ -51,11 +58,16 @@ impl Workers {
 
     /// A worker of host `h` is free at `now`: it takes the host's next flow, if any.
     fn take(&mut self, h: u32, now: Time) -> bool {
+        let Some(worker) = self.free[h as usize].pop() else { return false };
         let next = match self.queues[h as usize].pop_front() {
             Some(f) => Some(f),
-            None => self.generator.as_mut().and_then(|g| g(h, now)),
+            None => self.generator.as_mut().and_then(|g| g(h, worker, now)),
         };
-        let Some(mut f) = next else { return false };
+        let Some(mut f) = next else {
+            self.free[h as usize].push(worker);
+            return false;
+        };
+        f.worker = worker;
         f.start = f.start.max(now);
         self.last_start = self.last_start.max(f.start);
         self.ready.insert((f.start, self.taken), f);
@@ -71,8 +83,9 @@ impl Workers {
         self.ready.pop_first().expect("pop after peek").1
     }
 
-    /// A flow of host `src` finished at `now`: its worker takes the next. True if one was taken.
-    pub fn finished(&mut self, src: u32, now: Time) -> bool {
+    /// A flow of host `src`'s `worker` finished at `now`: the worker takes the next. True if one was taken.
+    pub fn finished(&mut self, src: u32, worker: u32, now: Time) -> bool {
+        self.free[src as usize].push(worker);
         self.take(src, now)
     }
 
@@ -86,7 +99,7 @@ impl Workers {
             let n = self.queues.len() as u32;
             let (mut h, mut idle) = (0, 0);
             while idle < n {
-                match g(h, self.last_start) {
+                match g(h, 0, self.last_start) {
                     Some(f) => {
                         v.push(f);
                         idle = 0;
@@ -116,9 +129,10 @@ impl Workers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::Carrier;
 
     fn f(src: u32, dst: u32, start: Time) -> NewFlow {
-        NewFlow { src, dst, size: 1000, start, tag: 0, prio: 0, transport: 0, entry: 0, extra_delay: None, stop: None }
+        NewFlow { src, dst, size: 1000, start, tag: 0, prio: 0, transport: 0, entry: 0, extra_delay: None, stop: None, worker: 0, carrier: Carrier::Own }
     }
 
     #[test]
@@ -129,11 +143,11 @@ mod tests {
         assert_eq!((w.pop().dst, w.peek()), (1, Some(5)));
         assert_eq!(w.pop().src, 1);
         assert_eq!(w.peek(), None, "each host's second flow waits for its first");
-        assert!(w.finished(1, 40));
+        assert!(w.finished(1, 0, 40));
         assert_eq!((w.peek(), w.pop().dst), (Some(40), 0));
-        assert!(w.finished(0, 50));
+        assert!(w.finished(0, 0, 50));
         assert_eq!(w.pop().dst, 2);
-        assert!(!w.finished(0, 60) && !w.finished(2, 60), "nothing left");
+        assert!(!w.finished(0, 0, 60) && !w.finished(2, 0, 60), "nothing left");
         assert_eq!(w.remaining(), 0);
     }
 
@@ -141,9 +155,12 @@ mod tests {
     fn two_workers_keep_two_flows_of_a_host_running() {
         let flows = (1..5).map(|d| f(0, d, 0)).collect();
         let mut w = Workers::new(flows, 5, 2);
-        assert_eq!((w.pop().dst, w.pop().dst, w.peek()), (1, 2, None));
-        w.finished(0, 7);
-        assert_eq!((w.peek(), w.pop().dst, w.peek()), (Some(7), 3, None));
+        let (a, b) = (w.pop(), w.pop());
+        assert_eq!((a.dst, b.dst, w.peek()), (1, 2, None));
+        assert_eq!((a.worker, b.worker), (0, 1), "each flow names its worker");
+        w.finished(0, b.worker, 7);
+        let c = w.pop();
+        assert_eq!((c.start, c.dst, c.worker, w.peek()), (7, 3, 1, None), "the freed worker took it");
         assert_eq!(w.remaining(), 1);
         let left = w.unstarted();
         assert_eq!(left.iter().map(|f| f.dst).collect::<Vec<_>>(), [4]);

@@ -2,8 +2,8 @@
 `experiments/acdc/README.md` says what each reproduces, what the paper reports, what we measure and the
 tolerance; `experiments/acdc/scales.toml` holds the scale presets.
 
-Runs are deterministic for a seed (the shuffle's orders and the staggered stride's start offsets come
-from it); schemes differ only in the guests'
+Runs are deterministic for a seed (the shuffle's orders, the staggered stride's start offsets and the
+trace-driven messages come from it); schemes differ only in the guests'
 control, the vSwitch and the switch's marking."""
 
 from . import all_ports as _all_ports
@@ -12,6 +12,7 @@ from . import coexistence as _coexistence
 from . import convergence as _convergence
 from . import shuffle as _shuffle
 from . import stride as _stride
+from . import trace as _trace
 from . import five_ccs as _five_ccs
 from . import incast as _incast
 from .all_ports import all_ports  # noqa: F401
@@ -23,6 +24,7 @@ from .five_ccs import five_ccs  # noqa: F401
 from .incast import incast  # noqa: F401
 from .shuffle import shuffle  # noqa: F401
 from .stride import stride  # noqa: F401
+from .trace import trace  # noqa: F401
 
 TITLE = "AC/DC TCP reproduction"
 
@@ -36,4 +38,5 @@ EXPERIMENTS = {
     "convergence": _convergence.section,
     "stride": _stride.section,
     "shuffle": _shuffle.section,
+    "trace": _trace.section,
 }

@@ -38,7 +38,8 @@
 //! segments then (RFC 1122 silly-window avoidance, `transport/tcp`). Our TCP never puts an ACK on a data
 //! segment, so the ACKs' option always fits; the feedback-only ACK is there for segments that carry both.
 //! Per-flow state is keyed by the flow (both ends of a connection share the id, as the five-tuple would
-//! give them) and is forgotten after `idle_timeout` without a packet (a flow seen again after that has no
+//! give them; a persistent connection's packets all carry its first message's id, so its messages share
+//! one state) and is forgotten after `idle_timeout` without a packet (a flow seen again after that has no
 //! window scale — the handshake is long gone — and is counted but no longer enforced). Scenarios with AC/DC need the
 //! handshake (the window scale comes from it); the build says so otherwise.
 

@@ -52,6 +52,12 @@ pub struct Cfg {
     /// TCP Small Queues: the most data a connection keeps queued at its own host ("inf": off).
     #[serde(default = "default_tsq")]
     pub tsq_limit: Bytes,
+    /// RFC 2861's congestion-window validation as Linux's `tcp_slow_start_after_idle` (default 1): data
+    /// written to a connection that has had nothing in flight for longer than its RTO restarts from
+    /// min(init_cwnd, cwnd), halved once per RTO idle. Only connections that are written to again after
+    /// going idle see it (persistent connections, `closed_loop`).
+    #[serde(default = "default_true")]
+    pub slow_start_after_idle: bool,
 }
 
 fn default_cc() -> CcCfg {
@@ -82,6 +88,9 @@ fn default_tsq() -> Bytes {
     // Linux's tcp_limit_output_bytes before 5.x.
     Bytes(Size::Bytes(262_144))
 }
+fn default_true() -> bool {
+    true
+}
 fn default_dctcp_g() -> f64 {
     1.0 / 16.0
 }
@@ -103,6 +112,7 @@ impl Default for Cfg {
             ect_control: false,
             dctcp_g: default_dctcp_g(),
             tsq_limit: default_tsq(),
+            slow_start_after_idle: true,
         }
     }
 }
@@ -126,6 +136,8 @@ pub struct TcpParams {
     /// TCP Small Queues: most payload bytes a connection keeps queued at its own host (extra-delay line
     /// and NIC queue) before it waits for them to leave; `u64::MAX` turns it off.
     pub tsq_limit: u64,
+    /// Restart the window after an idle period longer than the RTO (RFC 2861; Linux's default).
+    pub slow_start_after_idle: bool,
 }
 
 impl crate::transport::Resolved for TcpParams {
@@ -138,6 +150,12 @@ impl crate::transport::Resolved for TcpParams {
     }
     fn handshake(&self) -> bool {
         self.handshake
+    }
+    fn established(&self) -> TcpParams {
+        TcpParams { handshake: false, ..*self }
+    }
+    fn appends(&self) -> bool {
+        true
     }
     /// `tcp:dctcp`, `tcp:reno+ecn`, `tcp:reno`.
     fn label(&self) -> String {
@@ -218,6 +236,7 @@ impl crate::transport::Setup for Cfg {
             ect_control: self.ect_control && ecn,
             dctcp_g: self.dctcp_g,
             tsq_limit: self.tsq_limit.0.bytes(mtu as u64),
+            slow_start_after_idle: self.slow_start_after_idle,
         })
     }
 }

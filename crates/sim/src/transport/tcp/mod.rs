@@ -16,7 +16,7 @@ pub use config::{Cfg, TcpParams};
 
 pub struct Conn {
     pub flow: u32,
-    /// Payload bytes (`u64::MAX`: long-lived).
+    /// Payload bytes the application has written (`u64::MAX`: long-lived); [`Conn::append`] adds to it.
     pub size: u64,
     pub p: TcpParams,
     // --- sender ---
@@ -49,6 +49,8 @@ pub struct Conn {
     pub timeouts: u32,
     /// Payload bytes of this connection held at its sending host (TSQ accounting).
     pub host_queued: u64,
+    /// When the sender last sent a data segment (Linux's `lsndtime`; the idle restart measures from it).
+    last_send: Time,
     /// Whether the window (not TSQ, not the application) stopped the last send: cwnd grows only then
     /// (RFC 7661; Linux's tcp_is_cwnd_limited).
     cwnd_limited: bool,
@@ -96,6 +98,7 @@ impl Conn {
             retransmits: 0,
             timeouts: 0,
             host_queued: 0,
+            last_send: 0,
             cwnd_limited: true,
             accurate_ecn: p.cc.accurate_ecn(),
             rcv_nxt: 0,
@@ -118,6 +121,43 @@ impl Conn {
             self.established = true;
             self.try_send(now, out);
         }
+    }
+
+    /// The application writes `bytes` more (a persistent connection's next message): the receiver is not
+    /// complete until it holds them too. A sender that has had nothing in flight for longer than its RTO
+    /// first restarts its window (RFC 2861 §3 as Linux's `tcp_cwnd_restart`, with
+    /// `slow_start_after_idle`): ssthresh ← max(ssthresh, ¾·cwnd), cwnd halved once per RTO idle but not
+    /// below min(init_cwnd, cwnd). The control's own state (CUBIC's epoch, DCTCP's α) carries over.
+    pub fn append(&mut self, bytes: u64, now: Time, out: &mut Vec<Out>) {
+        if self.p.slow_start_after_idle && self.established && self.flight() == 0 && self.snd_max > 0 {
+            self.idle_restart(now);
+        }
+        self.size = self.size.saturating_add(bytes);
+        self.finished_at = None;
+        self.try_send(now, out);
+    }
+
+    /// Linux `tcp_cwnd_restart` (outside recovery: after an idle period nothing is in flight).
+    fn idle_restart(&mut self, now: Time) {
+        let rto = self.current_rto();
+        let mut idle = now.saturating_sub(self.last_send);
+        if idle <= rto {
+            return;
+        }
+        let mss = self.w.mss;
+        let restart = (self.p.init_cwnd as f64 * mss).min(self.w.cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(0.75 * self.w.cwnd);
+        let mut cwnd = self.w.cwnd;
+        while idle > rto && cwnd > restart {
+            idle -= rto;
+            cwnd /= 2.0;
+        }
+        self.w.cwnd = cwnd.max(restart);
+    }
+
+    /// Payload bytes the receiver holds in order.
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt
     }
 
     pub fn sender_done(&self) -> bool {
@@ -168,6 +208,7 @@ impl Conn {
         }
         out.push(Out::Seg { seq, len, flags: f, ts: now });
         self.host_queued += len as u64;
+        self.last_send = now;
         if self.rto_timer.deadline.is_none() {
             self.arm_rto(now);
         }
@@ -533,6 +574,13 @@ impl Transport for Conn {
     #[inline]
     fn last_rtt(&self) -> Time {
         self.last_rtt
+    }
+    fn append(&mut self, bytes: u64, now: Time, out: &mut Vec<Out>) {
+        Conn::append(self, bytes, now, out)
+    }
+    #[inline]
+    fn delivered(&self) -> u64 {
+        self.rcv_nxt
     }
     fn end_data(&mut self, now: Time) -> (u64, bool) {
         self.size = self.size.min(self.snd_max.max(1));

@@ -20,6 +20,7 @@ fn params(cc: CcCfg, ecn: bool) -> TcpParams {
         ect_control: false,
         dctcp_g: 1.0 / 16.0,
         tsq_limit: u64::MAX,
+        slow_start_after_idle: true,
     }
 }
 
@@ -326,4 +327,72 @@ fn windows_of_an_mss_or_more_send_full_segments_and_the_short_tail() {
     let mut c = Conn::new(0, 4500, params(CcCfg::Reno(Default::default()), false));
     let lens = run_lossless(&mut c);
     assert_eq!(lens, vec![1000, 1000, 1000, 1000, 500]);
+}
+
+/// A data segment of `len` bytes at `seq` arriving at the receiver.
+fn data(seq: u64, len: u32) -> Packet {
+    Packet { seq, ack: 0, payload: len, size: len + 40, flags: flags::DATA, ..ack(0, false, 0) }
+}
+
+/// A persistent connection's next message: the bytes go after the first's, the receiver is complete
+/// again only when it holds them, and the window the first message grew is the one the second starts from.
+#[test]
+fn append_writes_after_what_was_written_with_the_window_it_left() {
+    let mut c = Conn::new(0, 8000, params(CcCfg::Reno(Default::default()), false));
+    let mut out = vec![];
+    c.start(0, &mut out);
+    assert_eq!(segs(&out), vec![0, 1000, 2000, 3000]);
+    out.clear();
+    // Slow start: each ACK adds one MSS while the window limits; after the second, the flow has sent all.
+    for a in [1000, 2000, 3000, 4000] {
+        c.on_ack(10, &ack(a, false, 0), &mut out);
+    }
+    assert_eq!(segs(&out), vec![4000, 5000, 6000, 7000]);
+    for s in (0..8).map(|i| i * 1000) {
+        let done = c.on_data(15, &data(s, 1000), &mut vec![]);
+        assert_eq!(done, s == 7000);
+    }
+    out.clear();
+    for a in [5000, 6000, 7000, 8000] {
+        c.on_ack(20, &ack(a, false, 0), &mut out);
+    }
+    assert!(segs(&out).is_empty() && c.sender_done() && c.closed());
+    assert_eq!((c.w.cwnd, c.delivered()), (6000.0, 8000));
+    // The second message, well within an RTO: six segments at once (not the initial four) from where the
+    // first ended.
+    c.append(10_000, 30, &mut out);
+    assert_eq!(segs(&out), (8..14).map(|i| i * 1000).collect::<Vec<_>>());
+    assert!(!c.closed() && c.finished_at.is_none());
+    for i in 8..17 {
+        let done = c.on_data(35, &data(i * 1000, 1000), &mut vec![]);
+        assert!(!done, "the second message ends at 18000");
+    }
+    assert_eq!(c.delivered(), 17_000);
+    assert!(c.on_data(36, &data(17_000, 1000), &mut vec![]));
+}
+
+/// RFC 2861 as Linux's `tcp_cwnd_restart`: after more than one RTO with nothing in flight, the window
+/// halves once per RTO idle down to min(init_cwnd, cwnd), and ssthresh keeps ¾ of the old window; off
+/// with `slow_start_after_idle = false`, and not within one RTO.
+#[test]
+fn an_idle_connection_restarts_its_window() {
+    // The last segment leaves at 0; the application writes again `idle` later.
+    let run = |ss_after_idle: bool, idle: Time| {
+        let mut p = params(CcCfg::Reno(Default::default()), false);
+        p.slow_start_after_idle = ss_after_idle;
+        let mut c = Conn::new(0, 4000, p);
+        let mut out = vec![];
+        c.start(0, &mut out);
+        (c.w.cwnd, c.w.ssthresh) = (64_000.0, 20_000.0);
+        c.on_ack(10, &ack(4000, false, 0), &mut out);
+        assert_eq!(c.current_rto(), 5 * crate::units::MS);
+        out.clear();
+        c.append(1_000_000, idle, &mut out);
+        (c.w.cwnd, c.w.ssthresh, segs(&out).len())
+    };
+    let rto = 5 * crate::units::MS;
+    assert_eq!(run(true, rto), (64_000.0, 20_000.0, 64), "idle for one RTO, not more: nothing changes");
+    assert_eq!(run(true, rto * 5 / 2), (16_000.0, 48_000.0, 16), "2.5 RTOs idle: two halvings");
+    assert_eq!(run(true, 100 * rto), (4000.0, 48_000.0, 4), "long idle: the initial window");
+    assert_eq!(run(false, 100 * rto), (64_000.0, 20_000.0, 64), "slow_start_after_idle = false keeps the window");
 }
