@@ -253,3 +253,71 @@ list = [{ src = 0, dst = 1, size = "1MB", start = "0us" }]
 "#;
     assert_eq!(Sim::from_toml(text).err().unwrap().field, "traffic[0].transport.g");
 }
+
+/// Eight DCQCN flows into one port of a lossless fabric whose XOFF (30 KB) sits far below RED's Kmax:
+/// PFC pauses the senders' links as well as DCQCN cutting their rates; nothing is dropped, and the flows
+/// still share the link fairly.
+#[test]
+fn dcqcn_over_pfc_converges_without_a_drop() {
+    let n = 8;
+    let text = incast(n, "40Gbps", PAPER, PAPER_RED, 200, 100, 1)
+        .replace("port_buffer = \"4MB\"", "buffer = \"2MB\"\npfc = { priorities = [0, 1], xoff = \"30KB\" }")
+        .replace("{ kind = \"red\", kmin", "{ kind = \"red\", non_ect = \"pass\", kmin");
+    let r = run_toml(&text).unwrap();
+    assert!(r.meta.failure.is_none(), "{:?}", r.meta.failure);
+    assert_eq!(r.meta.drops.total(), 0);
+    let frames: u64 = r.ports.iter().map(|p| p.pause_frames_sent).sum();
+    assert!(frames > 10, "PFC never paused ({frames} frames)");
+    let x = rates(&r, n, 100, 200);
+    let total: f64 = x.iter().sum();
+    eprintln!("DCQCN over PFC: Jain {:.5}, total {:.2} Gb/s, {frames} PFC frames", jain(&x), total / 1e9);
+    assert!(jain(&x) >= 0.99, "{x:?}");
+    assert!(total >= 0.9 * 40e9 * PAYLOAD, "total goodput {total}");
+}
+
+/// TCP in a lossy priority and DCQCN in a lossless one share a 10 Gb/s port (DWRR, equal weights; RDMA's
+/// ACKs and CNPs in lossless queue 0, its data in lossless queue 1, TCP in lossy queue 2). The small
+/// shared buffer drops TCP packets; the lossless class loses none and never retransmits, and both classes
+/// get their share of the link.
+#[test]
+fn tcp_lossy_and_dcqcn_lossless_share_a_link() {
+    let text = r#"
+seed = 4
+stop = { all_flows_done = true, max_time = "200ms" }
+[topology]
+kind = "star"
+hosts = 5
+link = { rate = "10Gbps", delay = "1us" }
+[switch]
+buffer = "400KB"
+queues = 3
+scheduler = { kind = "dwrr", weights = [1, 1, 1] }
+aqm = [{ kind = "droptail" }, { kind = "red", kmin = "5KB", kmax = "200KB", pmax = 0.01, non_ect = "pass" }, { kind = "droptail" }]
+pfc = { priorities = [0, 1], xoff = "20KB" }
+[host]
+transport = { kind = "tcp", cc = "cubic" }
+[[traffic]]
+kind = "flows"
+list = [{ src = 1, dst = 0, size = "10MB", priority = 1, tag = "rdma" }, { src = 2, dst = 0, size = "10MB", priority = 1, tag = "rdma" }]
+transport = { kind = "rdma", cc = "dcqcn", control_priority = 0 }
+[[traffic]]
+kind = "flows"
+list = [{ src = 3, dst = 0, size = "10MB", priority = 2, tag = "tcp" }, { src = 4, dst = 0, size = "10MB", priority = 2, tag = "tcp" }]
+"#;
+    let r = run_toml(text).unwrap();
+    assert!(r.meta.failure.is_none(), "{:?}", r.meta.failure);
+    assert_eq!(r.meta.flows_finished, 4);
+    assert!(r.meta.drops.buffer > 0, "TCP's class should drop: {:?}", r.meta.drops);
+    let by = |tag: &str| r.flows.iter().filter(|f| r.tag_name(f.tag) == tag).collect::<Vec<_>>();
+    assert!(by("rdma").iter().all(|f| f.retransmits == 0));
+    assert!(by("tcp").iter().map(|f| f.retransmits).sum::<u32>() > 0);
+    // Drops happen only at queue 2 (TCP's), never at the lossless queues.
+    let sw_to_h0 = r.ports.iter().find(|p| r.meta.node_names[p.node as usize] == "sw0" && p.port == 0).unwrap();
+    assert!(sw_to_h0.drops > 0);
+    // While both classes send, each gets about half of the link: 20 MB of each take ~2 × 16 ms; neither
+    // class finishes before the other has had a real share.
+    let done = |tag: &str| by(tag).iter().map(|f| f.finish.unwrap()).max().unwrap();
+    let (rd, tc) = (done("rdma") as f64 / MS as f64, done("tcp") as f64 / MS as f64);
+    eprintln!("RDMA done at {rd:.1} ms, TCP at {tc:.1} ms, drops {:?}", r.meta.drops);
+    assert!(rd > 20.0 && tc > 20.0, "one class starved the other: RDMA {rd:.1} ms, TCP {tc:.1} ms");
+}

@@ -22,6 +22,7 @@ const DEFAULT: &[&str] = &[
     "bench/leaf_spine_128_websearch60.toml",
     "bench/incast_16to1.toml",
     "bench/sync_start_dumbbell.toml",
+    "bench/fattree_k8_dcqcn_pfc.toml",
 ];
 
 /// Floors asserted on benchmark 1 (the side-by-side flow set) on any machine: packet-hops per

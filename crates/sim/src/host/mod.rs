@@ -317,6 +317,8 @@ impl Sim {
         // The SYN waits as the data does, unless only segments with payload are held.
         let dc = if applies_to == AppliesTo::Payload { 0 } else { dd };
         let params = self.hosts.transports[f.transport as usize];
+        // A NIC-paced sender (RDMA) gets its RTT variation on the way back: its receiver's ACKs wait.
+        let (dd, dc, da) = if params.delay_on_data() { (dd, dc, da) } else { (0, 0, da + dd) };
         let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, [dd, dc, da], &params);
         let row = FlowRow {
             flow_id,

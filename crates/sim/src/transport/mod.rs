@@ -120,6 +120,12 @@ pub trait Resolved {
     fn header_bytes(&self) -> u32 {
         HEADER_BYTES
     }
+    /// Whether `host.extra_delay` holds the sender's data (true: a host-stack sender such as TCP, behind
+    /// which netem sits), or the receiver's ACKs instead (false: a sender paced by its NIC, one packet
+    /// at a time, which a delay ahead of the NIC would throttle to one packet per delay).
+    fn delay_on_data(&self) -> bool {
+        true
+    }
     /// Check parameters against the slowest host link of the run (`field`: the table's path).
     fn check_line_rate(&self, _field: &str, _slowest: u64) -> Result<(), ConfigError> {
         Ok(())
@@ -191,6 +197,11 @@ macro_rules! registry {
             pub fn header_bytes(&self) -> u32 {
                 match self {
                     $( Params::$variant(p) => p.header_bytes(), )*
+                }
+            }
+            pub fn delay_on_data(&self) -> bool {
+                match self {
+                    $( Params::$variant(p) => p.delay_on_data(), )*
                 }
             }
             pub fn check_line_rate(&self, field: &str, slowest: u64) -> Result<(), ConfigError> {

@@ -5,6 +5,7 @@ the tolerance; `experiments/ecn_sharp/scales.toml` holds the scale presets.
 Every scheme sees the same flows: only the AQM differs between runs of one (workload, load, seed), and
 traffic draws from its own random stream."""
 
+from . import dcqcn as _dcqcn
 from . import large_scale as _large_scale
 from . import microscopic as _microscopic
 from . import motivation as _motivation
@@ -13,6 +14,7 @@ from . import scheduler as _scheduler
 from . import sensitivity as _sensitivity
 from . import testbed as _testbed
 from .common import EXP, TESTBED_SCHEMES  # noqa: F401
+from .dcqcn import DCQCN_SCHEMES, dcqcn  # noqa: F401
 from .large_scale import LARGE_SCHEMES, large_scale  # noqa: F401
 from .microscopic import microscopic  # noqa: F401
 from .motivation import motivation  # noqa: F401
@@ -32,4 +34,5 @@ EXPERIMENTS = {
     "sensitivity": _sensitivity.section,
     "scheduler": _scheduler.section,
     "pias": _pias.section,
+    "dcqcn": _dcqcn.section,
 }

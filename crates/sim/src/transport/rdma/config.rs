@@ -254,6 +254,10 @@ impl crate::transport::Resolved for RdmaParams {
     fn header_bytes(&self) -> u32 {
         ROCE_HEADER_BYTES
     }
+    /// The NIC paces a queue pair one packet at a time: RTT variation goes on its ACKs.
+    fn delay_on_data(&self) -> bool {
+        false
+    }
     fn check_line_rate(&self, field: &str, slowest: u64) -> Result<(), ConfigError> {
         let min = self.dcqcn.rate_min.at(slowest);
         if min > slowest as f64 {
