@@ -30,6 +30,7 @@ bottleneck_link = { rate = "10Gbps", delay = "2us" }
 buffer = "2MB"
 aqm = { kind = "dctcp_red", threshold = "60KB" }
 controller = { kind = "schedule", changes = [{ at = "2ms", aqm = { kind = "dctcp_red", threshold = "20KB" } }] }
+pfc = { priorities = [0], xoff = "20KB" }
 [host]
 transport = { kind = "tcp", cc = "dctcp", min_rto = "1ms" }
 [[traffic]]

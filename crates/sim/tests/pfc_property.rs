@@ -1,5 +1,6 @@
 //! Property: on random lossless scenarios (topologies, link rates and delays, buffers, fixed or dynamic
-//! XOFF, both pause modes, reserves, incasts and Poisson traffic, Reno or DCTCP) nothing is ever dropped
+//! XOFF, both pause modes, reserves, incasts and Poisson traffic, Reno, DCTCP or RoCE with DCQCN) nothing
+//! is ever dropped
 //! and packets and bytes are conserved — the "auto" headroom absorbs what is in flight when PAUSE lands.
 
 use proptest::prelude::*;
@@ -38,14 +39,18 @@ proptest! {
         (topo, hosts) in topology(),
         pfc in pfc(),
         buffer_kb in 300u32..4000,
-        dctcp in any::<bool>(),
+        sender in 0u32..3,
         incast_size in 1u32..400,
         senders in 1u32..12,
         load in 1u32..9,
         seed in 0u64..1000,
     ) {
         let senders: Vec<String> = (1..hosts.min(senders + 1)).map(|h| h.to_string()).collect();
-        let (cc, aqm) = if dctcp { ("dctcp", "aqm = { kind = \"dctcp_red\", threshold = \"30KB\" }") } else { ("reno", "") };
+        let (transport, aqm) = match sender {
+            0 => ("{ kind = \"tcp\", cc = \"reno\" }", ""),
+            1 => ("{ kind = \"tcp\", cc = \"dctcp\" }", "aqm = { kind = \"dctcp_red\", threshold = \"30KB\" }"),
+            _ => ("{ kind = \"rdma\", cc = \"dcqcn\" }", "aqm = { kind = \"red\", kmin = \"5KB\", kmax = \"200KB\", pmax = 0.01, non_ect = \"pass\" }"),
+        };
         let text = format!(r#"
 seed = {seed}
 stop = {{ time = "2ms" }}
@@ -55,9 +60,8 @@ stop = {{ time = "2ms" }}
 buffer = "{buffer_kb}KB"
 {aqm}
 {pfc}
-[host.transport]
-kind = "tcp"
-cc = "{cc}"
+[host]
+transport = {transport}
 [[traffic]]
 kind = "incast"
 senders = [{}]
