@@ -10,6 +10,7 @@
 //! the connection as it starts and complete once the receiver holds its last byte in order.
 
 pub mod delay;
+pub mod messages;
 pub mod nic;
 pub mod rx;
 pub mod vswitch;
@@ -22,6 +23,7 @@ use crate::transport::{Connection, Fire, Out, Params, Transport, MAX_TIMERS};
 use crate::units::Time;
 use crate::workload::{Carrier, NewFlow};
 use std::collections::{HashMap, VecDeque};
+pub use messages::{Carries, Message, Messages};
 use delay::{AppliesTo, DelayPer, DelaySampler};
 use vswitch::{Action, Shim, ShimOut, Toward, VSwitch};
 
@@ -51,43 +53,6 @@ pub struct Slot {
     /// The worker of the sending host that sent it (`NewFlow::worker`).
     pub worker: u32,
     pub carries: Carries,
-}
-
-/// What a connection carries.
-pub enum Carries {
-    /// One flow, whose id is the slot's `flow`; the connection is freed once both ends are done.
-    Flow,
-    /// A persistent connection's messages (`Carrier::Persistent`); it is never freed.
-    Messages(Messages),
-}
-
-/// The messages written to a persistent connection that its receiver does not hold whole yet, in the
-/// order they were written.
-#[derive(Default)]
-pub struct Messages {
-    pub pending: VecDeque<Message>,
-    /// Bytes written to the connection so far (where the last message ends).
-    pub written: u64,
-}
-
-/// One message on a persistent connection: its flow record, the connection's byte offset where it ends,
-/// and the connection's (retransmits, timeouts) when it was written (its row gets the difference).
-#[derive(Clone, Copy, Debug)]
-pub struct Message {
-    pub flow: u32,
-    pub end: u64,
-    pub losses: (u32, u32),
-}
-
-impl Slot {
-    /// The flow a packet of this connection counts for now: the flow, or the oldest message not yet
-    /// complete (the last one written when all are).
-    fn current_flow(&self) -> u32 {
-        match &self.carries {
-            Carries::Flow => self.flow,
-            Carries::Messages(m) => m.pending.front().map_or(self.flow, |x| x.flow),
-        }
-    }
 }
 
 pub struct Hosts {
@@ -192,97 +157,6 @@ impl Sim {
                 fs.resize(flow_id as usize + 1, u32::MAX);
             }
             fs[flow_id as usize] = sid;
-        }
-    }
-
-    /// The next message of a persistent connection's worker: its row (the connection's path and extra
-    /// delays; the ideal FCT without a handshake, the connection being open), then its bytes written to
-    /// the connection.
-    fn write_message(&mut self, sid: u32, f: NewFlow) {
-        let now = self.now();
-        let flow_id = self.rec.flows.len() as u32;
-        let slot = &self.hosts.slots[sid as usize];
-        let (hash, rhash) = (slot.hash, slot.rhash);
-        let delays = [slot.delay_data, slot.delay_ctl, slot.delay_ack];
-        let losses = slot.conn.losses();
-        let params = self.hosts.transports[f.transport as usize].established();
-        let (ideal, standalone, base_rtt) = self.ideal_fct(f.src, f.dst, hash, rhash, f.size, delays, &params);
-        let row = FlowRow {
-            flow_id,
-            src: f.src,
-            dst: f.dst,
-            size: f.size,
-            tag: f.tag,
-            transport: f.transport,
-            start: now,
-            finish: None,
-            ideal_fct: ideal,
-            standalone_fct: standalone,
-            base_rtt,
-            retransmits: 0,
-            timeouts: 0,
-        };
-        self.rec.flows.push(row);
-        self.work.active_flows += 1;
-        if self.obs.trace_tags.contains(&f.tag) {
-            self.obs.trace_flows.push(flow_id);
-        }
-        if self.obs.rtt_samples {
-            let traced = self.obs.trace_flows.contains(&flow_id);
-            self.obs.rtt_traced.push(traced);
-        }
-        self.trace_slot(flow_id, sid);
-        let slot = &mut self.hosts.slots[sid as usize];
-        let Carries::Messages(m) = &mut slot.carries else { unreachable!("a persistent connection carries messages") };
-        m.written += f.size;
-        m.pending.push_back(Message { flow: flow_id, end: m.written, losses });
-        let mut out = std::mem::take(&mut self.hosts.outbox);
-        slot.conn.append(f.size, now, &mut out);
-        self.flush(sid, &mut out);
-        self.hosts.outbox = out;
-    }
-
-    /// The messages of persistent connection `sid` whose last byte the receiver now holds complete at
-    /// `now`, in order; each frees its worker.
-    fn messages_delivered(&mut self, sid: u32, now: Time) {
-        loop {
-            let slot = &mut self.hosts.slots[sid as usize];
-            let (src, worker, entry) = (slot.src, slot.worker, slot.entry);
-            let delivered = slot.conn.delivered();
-            let losses = slot.conn.losses();
-            let Carries::Messages(m) = &mut slot.carries else { return };
-            let Some(&msg) = m.pending.front().filter(|x| x.end <= delivered) else { return };
-            m.pending.pop_front();
-            let row = &mut self.rec.flows[msg.flow as usize];
-            row.finish = Some(now);
-            (row.retransmits, row.timeouts) = (losses.0 - msg.losses.0, losses.1 - msg.losses.1);
-            self.work.active_flows -= 1;
-            if (msg.flow as usize) < self.hosts.flow_slot.len() {
-                self.hosts.flow_slot[msg.flow as usize] = u32::MAX;
-            }
-            if self.work.sources[entry as usize].finished(src, worker, now) {
-                self.push(now, Ev::Flow(entry));
-            }
-        }
-    }
-
-    /// At a run's end: the losses of the flows still open so far (a persistent connection's pending
-    /// messages: since each was written).
-    pub(crate) fn record_open_losses(&mut self) {
-        for s in self.hosts.slots.iter().filter(|s| s.live) {
-            let losses = s.conn.losses();
-            match &s.carries {
-                Carries::Flow => {
-                    let f = &mut self.rec.flows[s.flow as usize];
-                    (f.retransmits, f.timeouts) = losses;
-                }
-                Carries::Messages(m) => {
-                    for msg in &m.pending {
-                        let f = &mut self.rec.flows[msg.flow as usize];
-                        (f.retransmits, f.timeouts) = (losses.0 - msg.losses.0, losses.1 - msg.losses.1);
-                    }
-                }
-            }
         }
     }
 
