@@ -362,3 +362,25 @@ fn a_host_slower_than_its_link_pauses_the_switch_instead_of_dropping() {
         assert!(e.contains(field) && e.contains(hint), "{e}");
     }
 }
+
+#[test]
+fn a_ring_whose_pauses_are_short_is_not_a_deadlock() {
+    // The same ring and traffic pattern with DCQCN keeping the queues near RED's 5–50 KB: PFC still
+    // pauses now and then (XOFF 30 KB), every ring port holds packets that came from the one before, but
+    // no port stays paused for the 50 us timeout — so there is no deadlock to report.
+    let dir = std::env::temp_dir().join(format!("dcnlab-pfc-ring-short-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = ring_scenario(&dir, "fail")
+        .replace("size = \"10MB\"", "size = \"inf\"")
+        .replace("stop = { time = \"5ms\" }", "stop = { time = \"10ms\" }")
+        .replace("buffer = \"1MB\"", "buffer = \"2MB\"\naqm = { kind = \"red\", kmin = \"5KB\", kmax = \"50KB\", pmax = 0.1, non_ect = \"pass\" }")
+        .replace("xoff = \"20KB\", deadlock_timeout = \"500us\"", "xoff = \"30KB\", deadlock_timeout = \"50us\"")
+        .replace("kind = \"tcp\"\ncc = \"reno\"", "kind = \"rdma\"\ncc = \"dcqcn\"");
+    let r = run_toml(&text).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(r.meta.failure.is_none(), "{:?}", r.meta.failure);
+    assert!(r.meta.deadlocks.is_empty());
+    let frames: u64 = r.ports.iter().map(|p| p.pause_frames_sent).sum();
+    assert!(frames > 10, "{frames} PFC frames: the checks must have run");
+    assert_eq!(r.meta.stop_reason, "time");
+}

@@ -73,8 +73,8 @@ impl Sim {
                 continue;
             }
             let qp = &self.net.ports[q as usize];
-            let qi = (prio as usize).min(qp.queues.len() - 1);
-            if !qp.queues[qi].fifo.iter().any(|&id| self.arena.get(id).in_port == in_local) {
+            // Lossless priorities are queue indexes (`PfcCfg::validate`).
+            if !qp.queues[prio as usize].fifo.iter().any(|&id| self.arena.get(id).in_port == in_local) {
                 continue;
             }
             if q == path[0] {
