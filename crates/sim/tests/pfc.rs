@@ -384,3 +384,27 @@ fn a_ring_whose_pauses_are_short_is_not_a_deadlock() {
     assert!(frames > 10, "{frames} PFC frames: the checks must have run");
     assert_eq!(r.meta.stop_reason, "time");
 }
+
+#[test]
+fn dynamic_xoff_is_alpha_times_the_free_shared_pool() {
+    // A 300 KB buffer, three ports of 6750 B "auto" headroom each (2 × 1250 B on the 1 us wire, two
+    // 1500 B MTUs, 1250 B of 1 us response at 10 Gbps): a 279,750 B shared pool. Two senders' counters
+    // are the only shared bytes, so XOFF = alpha × (279,750 − both counters); with alpha = 1/2 the first
+    // PAUSE goes out when one counter reaches it.
+    // The senders start half a packet time apart, so no two packets arrive at the same instant.
+    let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"dynamic\", alpha = 0.5 }";
+    let flows = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"1MB\" }, { src = 2, dst = 0, size = \"1MB\", start = \"0.5us\" }]\n";
+    let text = star(3, sw, flows, "{ time = \"2ms\" }");
+    let r = run_toml(&text).unwrap();
+    let first = r.pauses.iter().find(|p| p.sent && p.pause).expect("a PAUSE");
+    // Just before it: XOFF is exactly alpha × the free pool, the pausing port is below it, and one more
+    // packet (≤ 1540 B on the wire) takes it over.
+    let mut sim = Sim::from_toml(&text).unwrap();
+    sim.run_until(first.time - 1);
+    let ((a, _, pa), x) = sim.ingress_and_xoff("sw0", 1, 0).unwrap();
+    let ((b, _, pb), _) = sim.ingress_and_xoff("sw0", 2, 0).unwrap();
+    assert_eq!(x, (0.5 * (279_750 - a - b) as f64) as u64, "counters {a} and {b} B");
+    let mine = if first.port == 1 { a } else { b };
+    assert!(!pa && !pb && mine < x && mine + 1540 >= x, "{mine} B against XOFF {x} B");
+    assert!(x > 50_000 && x < 140_000, "XOFF {x} B");
+}

@@ -280,6 +280,11 @@ impl Sim {
     /// shared part, bytes in its headroom, and whether its PAUSE is in force upstream. `None` for a host,
     /// a lossy priority or a run without PFC.
     pub fn ingress(&mut self, node: &str, port: u32, prio: u8) -> Option<(u64, u64, bool)> {
+        self.ingress_and_xoff(node, port, prio).map(|(c, _)| c)
+    }
+
+    /// `ingress`, and the switch's XOFF at this moment (fixed, or alpha × the free shared pool).
+    pub fn ingress_and_xoff(&mut self, node: &str, port: u32, prio: u8) -> Option<((u64, u64, bool), u64)> {
         let p = self.net.port_of(&self.rec.meta.node_names, node, port)?;
         let super::Owner::Switch(s) = self.net.ports[p as usize].owner else { return None };
         let pfc = self.net.pfc.as_deref()?;
@@ -287,7 +292,8 @@ impl Sim {
             return None;
         }
         let pi = pfc.index[prio as usize];
+        let x = xoff(pfc, &self.net.switches[s as usize]);
         let c = self.net.switches[s as usize].pfc.as_mut()?.at(port, pi);
-        Some((c.bytes, c.hdrm, c.paused))
+        Some(((c.bytes, c.hdrm, c.paused), x))
     }
 }
