@@ -195,6 +195,14 @@ fn a_cyclic_buffer_dependency_deadlocks_and_is_found() {
     assert_eq!(r.meta.deadlocks.len(), 1, "{:?}", r.meta.deadlocks);
     assert_eq!(r.meta.stop_reason, "time");
     assert_eq!(r.meta.flows_finished, 0);
+    // On another priority (1 of 2 queues) the same ring deadlocks there, and is found there.
+    let text = ring_scenario(&dir, "fail")
+        .replace("buffer = \"1MB\"", "buffer = \"1MB\"\nqueues = 2")
+        .replace("priorities = [0]", "priorities = [1]")
+        .replace("size = \"10MB\" }", "size = \"10MB\", priority = 1 }");
+    let r = run_toml(&text).unwrap();
+    let msg = r.meta.failure.clone().expect("the deadlock on priority 1 fails the run");
+    assert!(msg.contains("priority 1 paused around the cycle"), "{msg}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
