@@ -305,7 +305,10 @@ impl Estimate {
         let held = if sc.host.extra_delay.is_some() { packets } else { 0 };
         let events = 2 * ports + open * MAX_TIMERS as u128 + sc.traffic.len() as u128 + 8 + held;
 
-        let port = (size_of::<Port>() + size_of::<FlowCtl>()) as u128
+        // Each port's state, its `ports` record row, and with PFC its ingress counters.
+        let lossless = sc.switch.pfc.as_ref().map_or(0, |p| p.priorities.len()) as u128;
+        let port = (size_of::<Port>() + size_of::<FlowCtl>() + size_of::<crate::records::PortRow>()) as u128
+            + lossless * size_of::<crate::net::pfc::Ingress>() as u128
             + queues * size_of::<Queue>() as u128
             + if matches!(sc.switch.scheduler, SchedulerCfg::Dwrr { .. }) { queues * 8 } else { 0 };
         let name = (size_of::<String>() + 32) as u128;
@@ -318,7 +321,8 @@ impl Estimate {
             + queue_samples * column_bytes("queues")
             + link_samples * column_bytes("links")
             + trace_samples * column_bytes("flow_trace")
-            + rtt_samples * column_bytes("rtt_samples");
+            + rtt_samples * column_bytes("rtt_samples")
+            + ports * column_bytes("ports");
         let mut parts: Vec<(&'static str, u128)> = vec![
             ("ports", ports * port),
             ("switches", s * size_of::<Switch>() as u128),
