@@ -111,11 +111,10 @@ impl Sim {
         let v = q.aqm.on_enqueue(&ctx, &mut sw.rng);
         if q.apply(v, pkt) {
             // Validation admits only marking AQMs on lossless queues; a controller could still set one.
-            let (gp, q) = (p, qi);
             drain(self.net.pfc.as_deref().unwrap(), &mut self.net.switches[s as usize], prio, inp as u16, size);
             self.rec.meta.drops.aqm += 1;
             self.drop_pkt(id);
-            self.lossless_drop(gp, q as u8, "its AQM dropped it");
+            self.lossless_drop(p, prio, "its AQM dropped it");
             return;
         }
         self.port_push(p, qi, id);
