@@ -2,14 +2,18 @@
 //! each thread of a host keeps one connection per destination and writes its messages to it, so the
 //! connection's window carries over; each message is still its own flow row.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use dcnlab_sim::records::{FlowRow, Records};
 use dcnlab_sim::{run_toml, Sim};
 
-/// A CDF file where every message is `size` bytes.
+/// A CDF file where every message is `size` bytes; a new file per call, as tests run in parallel
+/// threads of one process and one must not read a file another is rewriting.
 fn one_size(size: u64) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!("dcnlab-persistent-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("size_{size}.txt"));
+    let p = dir.join(format!("size_{size}-{}.txt", N.fetch_add(1, Ordering::Relaxed)));
     std::fs::write(&p, format!("{size} 0\n{size} 1\n")).unwrap();
     p.to_str().unwrap().to_string()
 }

@@ -151,7 +151,9 @@ fn ring_scenario(dir: &std::path::Path, on_deadlock: &str) -> String {
         links.push(format!("{{ a = \"h{i}\", b = \"s{i}\", rate = \"10Gbps\", delay = \"1us\" }}"));
         links.push(format!("{{ a = \"s{i}\", b = \"s{}\", rate = \"10Gbps\", delay = \"1us\" }}", (i + 1) % n));
     }
-    let path = dir.join("ring5.toml");
+    // A new file per call: tests run in parallel threads of one process.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let path = dir.join(format!("ring5-{}.toml", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     std::fs::write(&path, format!("hosts = {n}\nswitches = {n}\nlinks = [\n{}\n]\n", links.join(",\n"))).unwrap();
     let flows: Vec<String> = (0..n).map(|i| format!("{{ src = {i}, dst = {}, size = \"10MB\" }}", (i + 2) % n)).collect();
     format!(
