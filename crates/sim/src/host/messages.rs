@@ -76,15 +76,7 @@ impl Sim {
             retransmits: 0,
             timeouts: 0,
         };
-        self.rec.flows.push(row);
-        self.work.active_flows += 1;
-        if self.obs.trace_tags.contains(&f.tag) {
-            self.obs.trace_flows.push(flow_id);
-        }
-        if self.obs.rtt_samples {
-            let traced = self.obs.trace_flows.contains(&flow_id);
-            self.obs.rtt_traced.push(traced);
-        }
+        self.open_flow(row, f.tag);
         self.trace_slot(flow_id, sid);
         let slot = &mut self.hosts.slots[sid as usize];
         let Carries::Messages(m) = &mut slot.carries else { unreachable!("a persistent connection carries messages") };

@@ -95,15 +95,7 @@ impl Sim {
         let flow_id = self.rec.flows.len() as u32;
         let (row, hash, rhash, [dd, dc, da]) = self.flow_row(&f, flow_id, now);
         let params = self.hosts.transports[f.transport as usize];
-        self.rec.flows.push(row);
-        self.work.active_flows += 1;
-        if self.obs.trace_tags.contains(&f.tag) {
-            self.obs.trace_flows.push(flow_id);
-        }
-        if self.obs.rtt_samples {
-            let traced = self.obs.trace_flows.contains(&flow_id);
-            self.obs.rtt_traced.push(traced);
-        }
+        self.open_flow(row, f.tag);
         let line_rate = self.net.ports[self.net.nic(f.src) as usize].rate;
         let conn = Connection::new(flow_id, f.size, &params, line_rate);
         let slot = Slot {
@@ -147,6 +139,21 @@ impl Sim {
         self.hosts.slots[sid as usize].conn.start(now, &mut out);
         self.flush(sid, &mut out);
         self.hosts.outbox = out;
+    }
+
+    /// A flow starts running: its record row, the count of running flows, and whether it is traced (by
+    /// its tag) and its RTT samples kept.
+    pub(crate) fn open_flow(&mut self, row: FlowRow, tag: u16) {
+        let flow_id = row.flow_id;
+        self.rec.flows.push(row);
+        self.work.active_flows += 1;
+        if self.obs.trace_tags.contains(&tag) {
+            self.obs.trace_flows.push(flow_id);
+        }
+        if self.obs.rtt_samples {
+            let traced = self.obs.trace_flows.contains(&flow_id);
+            self.obs.rtt_traced.push(traced);
+        }
     }
 
     /// Where a traced flow's samples come from (`flow_slot`), kept only while flows are traced.
