@@ -13,7 +13,9 @@ pub mod dctcp_red;
 pub mod droptail;
 pub mod ecn_sharp;
 pub mod pie;
+pub mod np_ecn;
 pub mod red;
+pub mod tcd;
 pub mod tcn;
 
 use crate::config::{kind_enum, ConfigError};
@@ -24,7 +26,10 @@ use serde::{de, Deserialize, Deserializer};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Pass,
+    /// Mark CE.
     Mark,
+    /// Mark UE (TCD's "undetermined encountered"): an ECN-capable packet not already CE becomes UE.
+    MarkUe,
     Drop,
 }
 
@@ -54,9 +59,10 @@ pub trait Hooks {
     fn on_empty(&mut self, _now: Time) {}
     /// The port's link became free while every queue was empty.
     fn on_idle(&mut self) {}
-    /// The queue's priority was paused (`true`) or resumed (PFC, credits). An AQM that needs the pause
-    /// state (TCD) keeps it from these calls; the time is exact.
-    fn on_pause(&mut self, _now: Time, _paused: bool) {}
+    /// The queue's priority was paused (`true`) or resumed (PFC, credits), with this many bytes and
+    /// packets queued. An AQM that needs the pause state (TCD) keeps it from these calls; the time is
+    /// exact.
+    fn on_pause(&mut self, _now: Time, _paused: bool, _queue_bytes: u64, _queue_pkts: u32) {}
     /// A controller's periodic tick reached this queue.
     fn on_tick(&mut self, _now: Time) {}
     /// The parameters were just changed.
@@ -239,9 +245,9 @@ macro_rules! registry {
                     $( Aqm::$variant(a) => Hooks::on_idle(a), )*
                 }
             }
-            fn on_pause(&mut self, now: Time, paused: bool) {
+            fn on_pause(&mut self, now: Time, paused: bool, queue_bytes: u64, queue_pkts: u32) {
                 match self {
-                    $( Aqm::$variant(a) => Hooks::on_pause(a, now, paused), )*
+                    $( Aqm::$variant(a) => Hooks::on_pause(a, now, paused, queue_bytes, queue_pkts), )*
                 }
             }
             fn on_tick(&mut self, now: Time) {
@@ -266,6 +272,8 @@ registry! {
     Codel = "codel" => codel::Codel,
     EcnSharp = "ecn_sharp" => ecn_sharp::EcnSharp,
     Pie = "pie" => pie::Pie,
+    Tcd = "tcd" => tcd::Tcd,
+    NpEcn = "np_ecn" => np_ecn::NpEcn,
 }
 
 impl Default for AqmCfg {

@@ -55,6 +55,7 @@ impl Tick<'_> {
             tx_bytes: c.tx_bytes - o.last.tx_bytes,
             marks: c.marks - o.last.marks,
             marked_bytes: c.marked_bytes - o.last.marked_bytes,
+            ue_marks: c.ue_marks - o.last.ue_marks,
             drops: c.drops - o.last.drops,
             paused_ps: c.paused_ps - o.last.paused_ps,
         }

@@ -75,6 +75,8 @@ impl Sim {
             base_rtt,
             retransmits: 0,
             timeouts: 0,
+            ce_marks: 0,
+            ue_marks: 0,
         };
         self.open_flow(row, f.tag);
         self.trace_slot(flow_id, sid);

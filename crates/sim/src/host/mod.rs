@@ -215,6 +215,8 @@ impl Sim {
             base_rtt,
             retransmits: 0,
             timeouts: 0,
+            ce_marks: 0,
+            ue_marks: 0,
         };
         (row, hash, rhash, [dd, dc, da])
     }
@@ -518,6 +520,14 @@ impl Sim {
         }
         let mut out = std::mem::take(&mut self.hosts.outbox);
         if host == slot.dst {
+            if pkt.ecn as u8 >= Ecn::Ue as u8 {
+                let row = &mut self.rec.flows[pkt.flow as usize];
+                if pkt.ecn == Ecn::Ce {
+                    row.ce_marks += 1;
+                } else {
+                    row.ue_marks += 1;
+                }
+            }
             let done = slot.conn.at_receiver(now, &pkt, &mut out);
             let (entry, worker) = (slot.entry, slot.worker);
             if let Carries::Messages(_) = slot.carries {

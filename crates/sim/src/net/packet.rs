@@ -30,6 +30,9 @@ pub mod flags {
     /// A PFC frame (IEEE 802.1Qbb) between two neighbours: never routed, never paused, consumed by the
     /// port that receives it (`net/pfc.rs`).
     pub const PFC: u16 = 1024;
+    /// TCD's UE feedback: on a CNP, the cause is UE, not CE (DCQCN+TCD); on an ACK, the data packet it
+    /// acknowledges carried UE (TIMELY's echo; CE is echoed with ECE).
+    pub const UE: u16 = 2048;
 }
 
 /// TCP options a segment carries besides the timestamp (which every segment has: `Packet::ts`).
@@ -62,6 +65,9 @@ impl TcpOpt {
 pub enum Ecn {
     NotEct = 0,
     Ect = 1,
+    /// TCD's "undetermined encountered" (`spec/tcd.md` §5a: ECT(1) re-purposed): crossed a port in the
+    /// undetermined state and no congestion port. CE wins over it.
+    Ue = 2,
     Ce = 3,
 }
 

@@ -21,6 +21,8 @@ pub struct QueueCounters {
     /// CE marks (packets) and their bytes.
     pub marks: u64,
     pub marked_bytes: u64,
+    /// UE marks (TCD), packets.
+    pub ue_marks: u64,
     /// Every drop at this queue: buffer, port limit, AQM.
     pub drops: u64,
     /// Time this queue's priority spent paused (ps), up to the last pause change.
@@ -58,6 +60,13 @@ impl Queue {
                 false
             }
             Verdict::Mark => self.non_ect_drop,
+            Verdict::MarkUe => {
+                if matches!(pkt.ecn, Ecn::Ect | Ecn::Ue) {
+                    pkt.ecn = Ecn::Ue;
+                    self.count.ue_marks += 1;
+                }
+                false
+            }
             Verdict::Drop => true,
         };
         if drop {
@@ -372,7 +381,8 @@ impl Sim {
             port.paused &= !bit;
             port.queues[qi].count.paused_ps += now - port.fc.paused_since[prio as usize];
         }
-        port.queues[qi].aqm.on_pause(now, on);
+        let q = &mut port.queues[qi];
+        q.aqm.on_pause(now, on, q.bytes, q.fifo.len() as u32);
         if !on && port.pkts > 0 && !port.wake_pending && port.busy_until <= now {
             self.start_tx(p);
         }

@@ -37,6 +37,9 @@ pub struct FlowRow {
     pub base_rtt: Time,
     pub retransmits: u32,
     pub timeouts: u32,
+    /// Data packets that reached the receiver marked CE, and marked UE (TCD).
+    pub ce_marks: u32,
+    pub ue_marks: u32,
 }
 
 impl FlowRow {
@@ -107,6 +110,16 @@ pub struct PortRow {
     pub pause_frames_sent: u64,
     pub pause_frames_received: u64,
     pub credit_stall: Time,
+}
+
+/// A TCD queue's state changed (`port_states`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortStateRow {
+    pub time: Time,
+    pub node: u32,
+    pub port: u32,
+    pub queue: u32,
+    pub state: crate::aqm::tcd::Ternary,
 }
 
 /// One RTT sample of a traced flow (`record.rtt_samples`).
@@ -240,6 +253,7 @@ pub struct Records {
     pub rtt_samples: Vec<RttRow>,
     pub pauses: Vec<PauseRow>,
     pub ports: Vec<PortRow>,
+    pub port_states: Vec<PortStateRow>,
     pub meta: Meta,
 }
 

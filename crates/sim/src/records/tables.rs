@@ -3,10 +3,10 @@
 //! `docs/records.md` is generated from here (`dcnlab schema --markdown`); a test keeps it in step.
 
 use super::schema::{us, us_or_nan, Cell, Col, Column, Row, Table, Ty};
-use super::{ControlRow, FlowRow, LinkRow, PauseRow, PortRow, QueueRow, Records, RttRow, TraceRow};
+use super::{ControlRow, FlowRow, LinkRow, PauseRow, PortRow, PortStateRow, QueueRow, Records, RttRow, TraceRow};
 
 /// Every table, in the order of the docs.
-pub static TABLES: [Table; 8] = [
+pub static TABLES: [Table; 9] = [
     Table::of::<FlowRow>(),
     Table::of::<QueueRow>(),
     Table::of::<LinkRow>(),
@@ -15,6 +15,7 @@ pub static TABLES: [Table; 8] = [
     Table::of::<RttRow>(),
     Table::of::<PauseRow>(),
     Table::of::<PortRow>(),
+    Table::of::<PortStateRow>(),
 ];
 
 /// The table called `name`.
@@ -81,6 +82,8 @@ impl Row for FlowRow {
             "The flow's effective transport and congestion control (`meta.transports`), e.g. `tcp:dctcp`.",
             |r, n| Cell::Str(n.transport(r.transport)),
         ),
+        col("ce_marks", Int, "packets", "Packets of the flow that reached its receiving transport marked CE (behind an AC/DC vSwitch: none, the vSwitch takes the marks).", |r, _| Cell::Int(r.ce_marks as i64)),
+        col("ue_marks", Int, "packets", "Packets of the flow that reached its receiving transport marked UE: they crossed a TCD port in the undetermined state and no congestion port.", |r, _| Cell::Int(r.ue_marks as i64)),
     ];
     fn rows(rec: &Records) -> &[Self] {
         &rec.flows
@@ -189,7 +192,7 @@ impl Row for PortRow {
         col("port", Int, "", PORT, |r, _| Cell::Int(r.port as i64)),
         col("tx_bytes", Int, "bytes", "Bytes the port sent, PFC frames included.", |r, _| Cell::Int(r.tx_bytes as i64)),
         col("ce_marks", Int, "packets", "Packets its queues marked CE.", |r, _| Cell::Int(r.ce_marks as i64)),
-        col("ue_marks", Int, "packets", "Packets marked UE (TCD's undetermined state; 0 until TCD exists).", |r, _| Cell::Int(r.ue_marks as i64)),
+        col("ue_marks", Int, "packets", "Packets its queues marked UE (TCD's undetermined state).", |r, _| Cell::Int(r.ue_marks as i64)),
         col("drops", Int, "packets", "Packets dropped at its queues (buffer, port limit, AQM).", |r, _| Cell::Int(r.drops as i64)),
         col("paused_us", Float, "us", "Time its priorities spent paused, summed over priorities.", |r, _| Cell::Float(us(r.paused))),
         col("pause_frames_sent", Int, "", "PFC frames (PAUSE and RESUME) it sent.", |r, _| Cell::Int(r.pause_frames_sent as i64)),
@@ -198,5 +201,20 @@ impl Row for PortRow {
     ];
     fn rows(rec: &Records) -> &[Self] {
         &rec.ports
+    }
+}
+
+impl Row for PortStateRow {
+    const NAME: &'static str = "port_states";
+    const MEANING: &'static str = "Every change of state of a queue running TCD (`aqm = { kind = \"tcd\" }`), in time order; a queue starts in `non_congestion`.";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("time_us", Float, "us", "When the packet that showed the change left the queue.", |r, _| Cell::Float(us(r.time))),
+        col("node", Str, "", NODE, |r, n| Cell::Str(n.node(r.node))),
+        col("port", Int, "", PORT, |r, _| Cell::Int(r.port as i64)),
+        col("queue", Int, "", QUEUE, |r, _| Cell::Int(r.queue as i64)),
+        col("state", Str, "", "`congestion`, `non_congestion` or `undetermined` (TCD's checking of the queue trend counts as `non_congestion`).", |r, _| Cell::Str(r.state.name())),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.port_states
     }
 }

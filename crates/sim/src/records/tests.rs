@@ -23,6 +23,8 @@ fn records() -> Records {
         base_rtt: 1_234_567,
         retransmits: 2,
         timeouts: 1,
+        ce_marks: 3,
+        ue_marks: 4,
     };
     let long = FlowRow { flow_id: 1, size: u64::MAX, tag: 0, transport: 0, finish: None, ideal_fct: Time::MAX, standalone_fct: Time::MAX, ..flow.clone() };
     r.flows = vec![flow, long];
@@ -45,6 +47,7 @@ fn records() -> Records {
         pause_frames_received: 5,
         credit_stall: 0,
     }];
+    r.port_states = vec![PortStateRow { time: 9 * US, node: 2, port: 1, queue: 3, state: crate::aqm::tcd::Ternary::Undetermined }];
     r
 }
 
@@ -78,13 +81,14 @@ fn existing_columns_keep_their_order_and_new_ones_come_last() {
     let header = |n: &str| table(n).unwrap().columns().iter().map(|c| c.name).collect::<Vec<_>>().join(",");
     assert_eq!(
         header("flows"),
-        "flow_id,src,dst,size,tag,start_us,finish_us,fct_us,ideal_fct_us,standalone_fct_us,slowdown,retransmits,timeouts,finished,base_rtt_us,transport"
+        "flow_id,src,dst,size,tag,start_us,finish_us,fct_us,ideal_fct_us,standalone_fct_us,slowdown,retransmits,timeouts,finished,base_rtt_us,transport,ce_marks,ue_marks"
     );
     assert_eq!(header("links"), "time_us,node,port,tx_bytes,utilization");
     assert_eq!(header("flow_trace"), "time_us,flow_id,cwnd_bytes,rate_bps,alpha,srtt_us,delivered_bytes");
     assert_eq!(header("controller_steps"), "time_us,node,port,queue,action");
     let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["flows", "queues", "links", "flow_trace", "controller_steps", "rtt_samples", "pauses", "ports"]);
+    assert_eq!(names, ["flows", "queues", "links", "flow_trace", "controller_steps", "rtt_samples", "pauses", "ports", "port_states"]);
+    assert_eq!(header("port_states"), "time_us,node,port,queue,state");
     assert_eq!(header("pauses"), "time_us,node,port,priority,event,direction");
     assert_eq!(
         header("ports"),
@@ -117,8 +121,8 @@ fn flows_rows_show_names_and_the_conversions_of_old() {
     let r = records();
     let text = csv(&TABLES[0], &r);
     let rows: Vec<&str> = text.lines().skip(1).collect();
-    assert_eq!(rows[0], "0,0,1,1500,query,2,7.5,5.5,2,3,2.75,2,1,true,1.234567,tcp:reno+ecn");
-    assert_eq!(rows[1], "1,0,1,inf,,2,NaN,NaN,18446744073709.55,18446744073709.55,NaN,2,1,false,1.234567,tcp:dctcp");
+    assert_eq!(rows[0], "0,0,1,1500,query,2,7.5,5.5,2,3,2.75,2,1,true,1.234567,tcp:reno+ecn,3,4");
+    assert_eq!(rows[1], "1,0,1,inf,,2,NaN,NaN,18446744073709.55,18446744073709.55,NaN,2,1,false,1.234567,tcp:dctcp,3,4");
     let cols = r.table("flows").unwrap();
     let get = |n: &str| cols.iter().find(|(c, _)| c.name == n).unwrap().1.clone();
     assert_eq!(get("transport"), ColumnData::Str(vec!["tcp:reno+ecn".into(), "tcp:dctcp".into()]));

@@ -98,7 +98,7 @@ impl Sim {
                 port: port.local,
                 tx_bytes: port.tx_bytes,
                 ce_marks: port.queues.iter().map(|q| q.count.marks).sum(),
-                ue_marks: 0,
+                ue_marks: port.queues.iter().map(|q| q.count.ue_marks).sum(),
                 drops: port.queues.iter().map(|q| q.count.drops).sum(),
                 paused,
                 pause_frames_sent: port.fc.frames_sent,
@@ -106,6 +106,20 @@ impl Sim {
                 credit_stall: 0,
             });
         }
+    }
+
+    /// The `port_states` table: every TCD queue's state changes, in time order.
+    fn record_port_states(&mut self) {
+        for port in self.net.ports.iter_mut() {
+            for (qi, q) in port.queues.iter_mut().enumerate() {
+                if let crate::aqm::Aqm::Tcd(t) = &mut q.aqm {
+                    for (time, state) in t.log.drain(..) {
+                        self.rec.port_states.push(crate::records::PortStateRow { time, node: port.node, port: port.local, queue: qi as u32, state });
+                    }
+                }
+            }
+        }
+        self.rec.port_states.sort_by_key(|r| r.time);
     }
 
     /// Close the run: fill counters of unfinished flows, rows of flows that never started, conservation,
@@ -162,6 +176,7 @@ impl Sim {
         }
         self.record_unstarted();
         self.record_ports();
+        self.record_port_states();
         let acdc = self.hosts.hosts.iter().filter_map(|h| h.vswitch.as_ref()?.acdc_stats());
         let acdc = acdc.fold(None, |sum: Option<crate::host::vswitch::acdc::Stats>, s| {
             let mut t = sum.unwrap_or_default();

@@ -1,7 +1,9 @@
-//! `transport = { kind = "rdma", cc = "dcqcn", preset = "…", … }`: the RoCE transport's keys, the DCQCN
-//! presets of `spec/transports.md` C1 (Part D names), their checks, and the resolved [`RdmaParams`].
+//! `transport = { kind = "rdma", cc = "dcqcn"|"timely", preset = "…", tcd = false, … }`: the RoCE
+//! transport's keys, the DCQCN presets of `spec/transports.md` C1 (the TIMELY ones of C2 are in
+//! `timely.rs`; Part D names), their checks, and the resolved [`RdmaParams`].
 
 use super::dcqcn::{self, AlphaUpdate};
+use super::timely;
 use crate::config::ConfigError;
 use crate::units::{Bytes, Dur, Rate, Size, Time, MS, US};
 use serde::Deserialize;
@@ -11,16 +13,33 @@ use serde::Deserialize;
 /// frames (`ACK_BYTES`, 64), as every control packet of the simulator.
 pub const ROCE_HEADER_BYTES: u32 = 44;
 
-/// The rate control of the queue pair. One variant per algorithm; TIMELY, HPCC and IB CC go here as
-/// files beside `dcqcn.rs`.
+/// The rate control of the queue pair. One variant per algorithm, each a file beside this one (HPCC and
+/// IB CC to come).
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
     #[default]
     Dcqcn,
+    Timely,
 }
 
-/// A named parameter set (C1's three columns).
+impl CcKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Dcqcn => "dcqcn",
+            CcKind::Timely => "timely",
+        }
+    }
+    /// The preset a `cc` gets when none is named.
+    fn default_preset(self) -> Preset {
+        match self {
+            CcKind::Dcqcn => Preset::DcqcnPaper,
+            CcKind::Timely => Preset::TimelyRef,
+        }
+    }
+}
+
+/// A named parameter set (C1's three columns, C2's two).
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
@@ -36,6 +55,10 @@ pub enum Preset {
     /// R_AI = 5 Mb/s·C/25G, R_HAI = 50 Mb/s·C/25G, R_min = 100 Mb/s, rate unchanged and α = 1 at the
     /// first CNP.
     DcqcnHpcc,
+    /// TIMELY, the authors' reference snippet (TCD's default; `timely::Spec::reference`).
+    TimelyRef,
+    /// TIMELY as HPCC's ns-3 runs it (`timely::Spec::hpcc`).
+    TimelyHpcc,
 }
 
 impl Preset {
@@ -44,6 +67,15 @@ impl Preset {
             Preset::DcqcnPaper => "dcqcn_paper",
             Preset::DcqcnNs3 => "dcqcn_ns3",
             Preset::DcqcnHpcc => "dcqcn_hpcc",
+            Preset::TimelyRef => "timely_ref",
+            Preset::TimelyHpcc => "timely_hpcc",
+        }
+    }
+    /// The congestion control the preset is for.
+    pub fn cc(self) -> CcKind {
+        match self {
+            Preset::DcqcnPaper | Preset::DcqcnNs3 | Preset::DcqcnHpcc => CcKind::Dcqcn,
+            Preset::TimelyRef | Preset::TimelyHpcc => CcKind::Timely,
         }
     }
 }
@@ -54,6 +86,8 @@ pub enum RateVal {
     Bps(u64),
     /// bps at a 25 Gb/s line rate, scaled by C/25G.
     Per25G(u64),
+    /// bps at a 10 Gb/s line rate, scaled by C/10G (TIMELY's δ).
+    Per10G(u64),
 }
 
 impl RateVal {
@@ -61,6 +95,7 @@ impl RateVal {
         match self {
             RateVal::Bps(b) => b as f64,
             RateVal::Per25G(b) => b as f64 * (line as f64 / 25e9),
+            RateVal::Per10G(b) => b as f64 * (line as f64 / 10e9),
         }
     }
 }
@@ -86,10 +121,11 @@ pub struct DcqcnSpec {
 }
 
 impl DcqcnSpec {
+    /// The preset's DCQCN parameters (a TIMELY preset has none: DCQCN's paper values stand in, unused).
     pub fn preset(p: Preset) -> DcqcnSpec {
         let mbps = |m: u64| RateVal::Bps(m * 1_000_000);
         match p {
-            Preset::DcqcnPaper => DcqcnSpec {
+            Preset::DcqcnPaper | Preset::TimelyRef | Preset::TimelyHpcc => DcqcnSpec {
                 g: 1.0 / 256.0,
                 cnp_interval: 50 * US,
                 alpha_timer: 55 * US,
@@ -176,11 +212,14 @@ pub enum AlphaUpdateKey {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cfg {
-    /// The rate control: `dcqcn`.
+    /// The rate control: `dcqcn` or `timely`.
     #[serde(default)]
     pub cc: CcKind,
-    #[serde(default)]
-    pub preset: Preset,
+    /// A parameter set of `cc` (default: `dcqcn_paper`, `timely_ref`).
+    pub preset: Option<Preset>,
+    /// The TCD variant (`spec/tcd.md` §6): the sender reacts to UE (undetermined) feedback apart from CE.
+    pub tcd: Option<bool>,
+    // --- DCQCN ---
     /// EWMA gain of α, in (0, 1].
     pub g: Option<f64>,
     /// NP: at most one CNP per flow per this interval ("0us": one per CE-marked packet).
@@ -204,6 +243,18 @@ pub struct Cfg {
     /// At the first CNP: α ← 1 and R_T = R_C ← this fraction of R_C, in (0, 1].
     pub rate_on_first_cnp: Option<f64>,
     pub hyper_halving: Option<bool>,
+    // --- TIMELY ---
+    /// a: EWMA weight of the newest RTT difference, in (0, 1].
+    pub ewma: Option<f64>,
+    pub t_low: Option<Dur>,
+    pub t_high: Option<Dur>,
+    /// β: multiplicative-decrease factor (TCD's default 1.6).
+    pub beta: Option<f64>,
+    /// The fixed minimum RTT that normalises the gradient.
+    pub min_rtt: Option<Dur>,
+    /// Negative gradients (per completion) or increases (per RTT) in a row before hyper increase.
+    pub hai_thresh: Option<u32>,
+    // --- both ---
     /// Payload bytes per packet; default MTU − 44 (RoCEv2 headers).
     pub mss: Option<Bytes>,
     /// The receiver ACKs every this many in-order packets (and the last one); default 1.
@@ -224,9 +275,11 @@ pub struct Cfg {
 pub struct RdmaParams {
     pub cc: CcKind,
     pub preset: Preset,
-    /// Whether any DCQCN key overrides the preset (the label shows it).
+    /// Whether any rate-control key overrides the preset (the label shows it).
     pub custom: bool,
+    pub tcd: bool,
     pub dcqcn: DcqcnSpec,
+    pub timely: timely::Spec,
     pub mss: u32,
     pub ack_interval: u32,
     pub nack_interval: Time,
@@ -246,10 +299,11 @@ impl crate::transport::Resolved for RdmaParams {
     fn handshake(&self) -> bool {
         false
     }
-    /// `rdma:dcqcn(dcqcn_paper)`; `+custom` when keys override the preset.
+    /// `rdma:dcqcn(dcqcn_paper)`; `+tcd` for the TCD variant, `+custom` when keys override the preset.
     fn label(&self) -> String {
+        let tcd = if self.tcd { "+tcd" } else { "" };
         let custom = if self.custom { "+custom" } else { "" };
-        format!("rdma:dcqcn({}){custom}", self.preset.name())
+        format!("rdma:{}({}){tcd}{custom}", self.cc.name(), self.preset.name())
     }
     fn header_bytes(&self) -> u32 {
         ROCE_HEADER_BYTES
@@ -259,7 +313,10 @@ impl crate::transport::Resolved for RdmaParams {
         false
     }
     fn check_line_rate(&self, field: &str, slowest: u64) -> Result<(), ConfigError> {
-        let min = self.dcqcn.rate_min.at(slowest);
+        let min = match self.cc {
+            CcKind::Dcqcn => self.dcqcn.rate_min.at(slowest),
+            CcKind::Timely => self.timely.rate_min.at(slowest),
+        };
         if min > slowest as f64 {
             let msg = format!("{} exceeds the slowest host link ({slowest} bps); lower it", fmt_rate(min));
             return Err(ConfigError::new(format!("{field}.rate_min"), msg));
@@ -278,7 +335,14 @@ impl crate::transport::Setup for Cfg {
     fn resolve(&self, field: &str, mtu: u32) -> Result<RdmaParams, ConfigError> {
         let f = |k: &str| format!("{field}.{k}");
         let err = |k: &str, m: &str| Err(ConfigError::new(f(k), m.to_string()));
-        let mut d = DcqcnSpec::preset(self.preset);
+        let preset = self.preset.unwrap_or(self.cc.default_preset());
+        if preset.cc() != self.cc {
+            let msg = format!("`{}` is a {} preset; cc is `{}` (its presets: {})", preset.name(), preset.cc().name(), self.cc.name(), presets_of(self.cc));
+            return Err(ConfigError::new(f("preset"), msg));
+        }
+        self.keys_match_cc(field)?;
+        let tcd = self.tcd.unwrap_or(false);
+        let mut d = DcqcnSpec::preset(preset);
         if let Some(g) = self.g {
             if !(g > 0.0 && g <= 1.0) {
                 return err("g", "must be in (0, 1], e.g. 0.00390625 (1/256)");
@@ -324,6 +388,10 @@ impl crate::transport::Setup for Cfg {
                 *into = RateVal::Bps(r);
             }
         }
+        let t = match self.cc {
+            CcKind::Timely => self.timely_keys(field, preset, tcd)?,
+            CcKind::Dcqcn => timely::Spec::reference(), // unused
+        };
         if let Some(x) = self.rate_on_first_cnp {
             if !(x > 0.0 && x <= 1.0) {
                 return err("rate_on_first_cnp", "must be a fraction of the current rate in (0, 1] (1.0: unchanged)");
@@ -333,7 +401,13 @@ impl crate::transport::Setup for Cfg {
         d.clamp_target_rate = self.clamp_target_rate.unwrap_or(d.clamp_target_rate);
         d.target_rate_reset = self.target_rate_reset.unwrap_or(d.target_rate_reset);
         d.hyper_halving = self.hyper_halving.unwrap_or(d.hyper_halving);
-        let custom = self.g.is_some()
+        let custom = self.ewma.is_some()
+            || self.t_low.is_some()
+            || self.t_high.is_some()
+            || self.beta.is_some()
+            || self.min_rtt.is_some()
+            || self.hai_thresh.is_some()
+            || self.g.is_some()
             || self.cnp_interval.is_some()
             || self.alpha_timer.is_some()
             || self.alpha_update.is_some()
@@ -381,6 +455,96 @@ impl crate::transport::Setup for Cfg {
             }
             Some(Bytes(w)) => w.bytes(mtu as u64),
         };
-        Ok(RdmaParams { cc: self.cc, preset: self.preset, custom, dcqcn: d, mss, ack_interval, nack_interval, rto, control_priority, window })
+        Ok(RdmaParams { cc: self.cc, preset, custom, tcd, dcqcn: d, timely: t, mss, ack_interval, nack_interval, rto, control_priority, window })
+    }
+}
+
+/// The presets of a congestion control, for errors.
+fn presets_of(cc: CcKind) -> &'static str {
+    match cc {
+        CcKind::Dcqcn => "dcqcn_paper, dcqcn_ns3, dcqcn_hpcc",
+        CcKind::Timely => "timely_ref, timely_hpcc",
+    }
+}
+
+impl Cfg {
+    /// A key of one rate control given with another is a mistake the user must hear of.
+    fn keys_match_cc(&self, field: &str) -> Result<(), ConfigError> {
+        let dcqcn = [
+            ("g", self.g.is_some()),
+            ("cnp_interval", self.cnp_interval.is_some()),
+            ("alpha_timer", self.alpha_timer.is_some()),
+            ("alpha_update", self.alpha_update.is_some()),
+            ("rate_decrease_interval", self.rate_decrease_interval.is_some()),
+            ("rate_increase_timer", self.rate_increase_timer.is_some()),
+            ("byte_counter", self.byte_counter.is_some()),
+            ("f", self.f.is_some()),
+            ("clamp_target_rate", self.clamp_target_rate.is_some()),
+            ("target_rate_reset", self.target_rate_reset.is_some()),
+            ("rate_on_first_cnp", self.rate_on_first_cnp.is_some()),
+            ("hyper_halving", self.hyper_halving.is_some()),
+        ];
+        let timely = [
+            ("ewma", self.ewma.is_some()),
+            ("t_low", self.t_low.is_some()),
+            ("t_high", self.t_high.is_some()),
+            ("beta", self.beta.is_some()),
+            ("min_rtt", self.min_rtt.is_some()),
+            ("hai_thresh", self.hai_thresh.is_some()),
+        ];
+        let (other, keys) = match self.cc {
+            CcKind::Dcqcn => ("timely", &timely[..]),
+            CcKind::Timely => ("dcqcn", &dcqcn[..]),
+        };
+        if let Some((k, _)) = keys.iter().find(|(_, given)| *given) {
+            let msg = format!("is a key of cc = \"{other}\"; this transport's cc is \"{}\" (set cc, or remove the key)", self.cc.name());
+            return Err(ConfigError::new(format!("{field}.{k}"), msg));
+        }
+        Ok(())
+    }
+
+    /// TIMELY's keys over its preset.
+    fn timely_keys(&self, field: &str, preset: Preset, tcd: bool) -> Result<timely::Spec, ConfigError> {
+        let f = |k: &str| format!("{field}.{k}");
+        let mut t = match preset {
+            Preset::TimelyHpcc => timely::Spec::hpcc(),
+            _ => timely::Spec::reference(),
+        };
+        for (v, into) in [(self.rate_ai, &mut t.rate_ai), (self.rate_hai, &mut t.rate_hai), (self.rate_min, &mut t.rate_min)] {
+            if let Some(Rate(r)) = v {
+                *into = RateVal::Bps(r);
+            }
+        }
+        if let Some(a) = self.ewma {
+            if !(a > 0.0 && a <= 1.0) {
+                return Err(ConfigError::new(f("ewma"), "must be in (0, 1], e.g. 0.02 (the reference) or 0.875 (HPCC's ns-3)"));
+            }
+            t.ewma = a;
+        }
+        t.t_low = self.t_low.map_or(t.t_low, |d| d.0);
+        t.t_high = self.t_high.map_or(t.t_high, |d| d.0);
+        if t.t_high <= t.t_low {
+            return Err(ConfigError::new(f("t_high"), "must be above t_low"));
+        }
+        t.tcd = tcd;
+        if tcd {
+            t.beta = timely::TCD_BETA;
+        }
+        if let Some(b) = self.beta {
+            if !(b > 0.0 && b.is_finite()) {
+                return Err(ConfigError::new(f("beta"), "must be a positive factor, e.g. 0.8 (1.6 with TCD)"));
+            }
+            t.beta = b;
+        }
+        if let Some(Dur(m)) = self.min_rtt {
+            if m == 0 {
+                return Err(ConfigError::new(f("min_rtt"), "must be greater than zero, e.g. \"20us\""));
+            }
+            t.min_rtt = m;
+        }
+        if let Some(h) = self.hai_thresh {
+            t.hai_thresh = h;
+        }
+        Ok(t)
     }
 }

@@ -98,9 +98,10 @@ pub struct Rp {
     dec_epoch: Time,
     dec_flag: bool,
     dec_at: Option<Time>,
-    /// CNPs received and rate cuts made.
+    /// CNPs received, rate cuts made, UE CNPs received (TCD).
     pub cnps: u64,
     pub cuts: u64,
+    pub ues: u64,
 }
 
 impl Rp {
@@ -126,6 +127,7 @@ impl Rp {
             dec_at: None,
             cnps: 0,
             cuts: 0,
+            ues: 0,
         }
     }
 
@@ -214,6 +216,27 @@ impl Rp {
         self.in_hyper = false;
         self.inc_at = Some(now + self.p.rate_increase_timer);
         self.cuts += 1;
+    }
+
+    /// A UE CNP reached the sender (DCQCN+TCD, `spec/tcd.md` §0 — the first author's code): the increase
+    /// stages restart as after a cut — R_T ← R_C, t_cnt = bc_cnt = 0, byte counter and increase timer
+    /// restarted, the alpha timer restarted (per-CNP α) — but R_C and α stay. Fast recovery towards
+    /// R_T = R_C changes nothing, so a flow that keeps seeing UE holds its rate, and increases resume F
+    /// timer periods after the last UE. (The code clamps R_T here through its `ClampTargetRate = 1`; we
+    /// always do, so that UE never raises the rate.)
+    pub fn on_ue(&mut self, now: Time) {
+        self.touch(now);
+        self.ues += 1;
+        self.rt = self.rc;
+        if self.p.alpha_update == AlphaUpdate::OnCnp && self.alpha_running {
+            self.alpha_epoch = now;
+            self.alpha_ticks = 0;
+        }
+        self.t_cnt = 0;
+        self.bc_cnt = 0;
+        self.bytes = 0;
+        self.in_hyper = false;
+        self.inc_at = Some(now + self.p.rate_increase_timer);
     }
 
     /// `bytes` left the sender (wire bytes): the byte counter (per-CNP variant only).
@@ -332,10 +355,13 @@ impl Rp {
 }
 
 /// Notification point: the receiver of one flow. A CE-marked packet yields a CNP unless one was sent in
-/// the last `interval` (C1 "NP"; 0: every CE-marked packet yields one).
+/// the last `interval` (C1 "NP"; 0: every CE-marked packet yields one). With TCD a UE-marked packet
+/// yields a UE CNP under its own limit of one per `interval` (`spec/tcd.md` §6: CE and UE notifications
+/// are limited apart, so a UE CNP never holds back a CE one — CE wins).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Np {
     last_cnp: Option<Time>,
+    last_ue: Option<Time>,
     pub cnps: u64,
 }
 
@@ -347,6 +373,15 @@ impl Np {
         }
         self.last_cnp = Some(now);
         self.cnps += 1;
+        true
+    }
+
+    /// A UE-marked packet arrived at `now`: whether to send a UE CNP.
+    pub fn on_ue(&mut self, now: Time, interval: Time) -> bool {
+        if self.last_ue.is_some_and(|l| now - l < interval) {
+            return false;
+        }
+        self.last_ue = Some(now);
         true
     }
 }

@@ -20,6 +20,7 @@
 
 pub mod config;
 pub mod dcqcn;
+pub mod timely;
 
 use super::{Out, TraceSample, Transport, MAX_TIMERS};
 use crate::engine::timer::Timer;
@@ -27,10 +28,11 @@ use crate::net::packet::{flags, Ecn, Packet};
 use crate::units::Time;
 pub use config::{Cfg, RdmaParams, ROCE_HEADER_BYTES};
 
-/// The rate control of a queue pair: one variant per algorithm (TIMELY, HPCC, IB CC to come).
+/// The rate control of a queue pair: one variant per algorithm (HPCC, IB CC to come).
 #[derive(Clone, Debug)]
 pub enum RateControl {
     Dcqcn(dcqcn::Rp),
+    Timely(timely::Rate),
 }
 
 impl RateControl {
@@ -38,34 +40,57 @@ impl RateControl {
     fn rate(&self) -> f64 {
         match self {
             RateControl::Dcqcn(rp) => rp.rc,
+            RateControl::Timely(t) => t.rate,
         }
     }
+    /// DCQCN's α; TIMELY's gradient.
     fn alpha(&self) -> f64 {
         match self {
             RateControl::Dcqcn(rp) => rp.alpha,
+            RateControl::Timely(t) => t.gradient(),
         }
     }
+    /// Feedback reached the sender: a CNP (DCQCN; `ue` for TCD's UE notification), and for an ACK or
+    /// NACK the RTT sample its echoed send time gives (TIMELY).
     #[inline]
-    fn touch(&mut self, now: Time) {
+    fn on_feedback(&mut self, now: Time, pkt: &Packet, snd_nxt: u64) {
         match self {
-            RateControl::Dcqcn(rp) => rp.touch(now),
-        }
-    }
-    fn on_cnp(&mut self, now: Time) {
-        match self {
-            RateControl::Dcqcn(rp) => rp.on_cnp(now),
+            RateControl::Dcqcn(rp) => {
+                rp.touch(now);
+                if pkt.has(flags::CNP) {
+                    if pkt.has(flags::UE) {
+                        rp.on_ue(now);
+                    } else {
+                        rp.on_cnp(now);
+                    }
+                }
+            }
+            RateControl::Timely(t) => {
+                if pkt.has(flags::ACK | flags::NACK) {
+                    let echo = if pkt.has(flags::ECE) {
+                        timely::Echo::Ce
+                    } else if pkt.has(flags::UE) {
+                        timely::Echo::Ue
+                    } else {
+                        timely::Echo::None
+                    };
+                    t.on_ack(now, now - pkt.ts, pkt.ack, snd_nxt, echo);
+                }
+            }
         }
     }
     #[inline]
     fn on_sent(&mut self, wire: u64, now: Time) {
         match self {
             RateControl::Dcqcn(rp) => rp.on_sent(wire, now),
+            RateControl::Timely(_) => {}
         }
     }
     #[inline]
     fn next_deadline(&self) -> Option<Time> {
         match self {
             RateControl::Dcqcn(rp) => rp.next_deadline(),
+            RateControl::Timely(_) => None,
         }
     }
     fn on_time(&mut self, now: Time) {
@@ -73,14 +98,30 @@ impl RateControl {
             RateControl::Dcqcn(rp) => {
                 rp.on_time(now);
             }
+            RateControl::Timely(_) => {}
         }
     }
     #[inline]
     fn gap(&self, wire: u32) -> Time {
         match self {
             RateControl::Dcqcn(rp) => rp.gap(wire),
+            RateControl::Timely(t) => t.gap(wire),
         }
     }
+    fn last_rtt(&self) -> Time {
+        match self {
+            RateControl::Dcqcn(_) => 0,
+            RateControl::Timely(t) => t.last_rtt,
+        }
+    }
+}
+
+/// What the receiver tells the sender about marks: DCQCN's notification point sends CNPs (with TCD, UE
+/// ones too); TIMELY's receiver echoes each ACKed packet's mark in the ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feedback {
+    Cnp { tcd: bool },
+    Echo,
 }
 
 /// What a queue pair keeps of its transport's parameters (the rate control holds its own): a
@@ -94,6 +135,7 @@ pub struct QpParams {
     pub window: u64,
     pub cnp_interval: Time,
     pub control_priority: u8,
+    pub feedback: Feedback,
 }
 
 pub struct Conn {
@@ -123,14 +165,17 @@ pub struct Conn {
     unacked: u32,
     /// The expected sequence the last NACK named, and when another NACK for it may go.
     last_nack: Option<(u64, Time)>,
+    /// The strongest mark of the packets the next ACK acknowledges (`Feedback::Echo`).
+    echo: Ecn,
     pub np: dcqcn::Np,
     pub finished_at: Option<Time>,
 }
 
 impl Conn {
     pub fn new(flow: u32, size: u64, p: RdmaParams, line_rate: u64) -> Conn {
-        let rc = match p.cc {
-            config::CcKind::Dcqcn => RateControl::Dcqcn(dcqcn::Rp::new(p.dcqcn.at(line_rate))),
+        let (rc, feedback) = match p.cc {
+            config::CcKind::Dcqcn => (RateControl::Dcqcn(dcqcn::Rp::new(p.dcqcn.at(line_rate))), Feedback::Cnp { tcd: p.tcd }),
+            config::CcKind::Timely => (RateControl::Timely(timely::Rate::new(p.timely.at(line_rate))), Feedback::Echo),
         };
         let p = QpParams {
             mss: p.mss,
@@ -140,6 +185,7 @@ impl Conn {
             window: p.window,
             cnp_interval: p.dcqcn.cnp_interval,
             control_priority: p.control_priority,
+            feedback,
         };
         Conn {
             flow,
@@ -159,6 +205,7 @@ impl Conn {
             rcv_nxt: 0,
             unacked: 0,
             last_nack: None,
+            echo: Ecn::NotEct,
             np: dcqcn::Np::default(),
             finished_at: None,
         }
@@ -211,10 +258,7 @@ impl Conn {
 
     /// ACKs, NACKs and CNPs at the sender.
     pub fn on_feedback(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
-        self.rc.touch(now);
-        if pkt.has(flags::CNP) {
-            self.rc.on_cnp(now);
-        }
+        self.rc.on_feedback(now, pkt, self.snd_nxt);
         if pkt.has(flags::ACK | flags::NACK) && pkt.ack <= self.snd_max {
             let a = pkt.ack;
             if a > self.snd_una {
@@ -245,7 +289,7 @@ impl Conn {
 
     /// A data packet at the receiver. Returns true when the flow just completed.
     pub fn on_data(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
-        let cnp = if pkt.ecn == Ecn::Ce && self.np.on_ce(now, self.p.cnp_interval) { flags::CNP } else { 0 };
+        let cnp = self.notify(now, pkt.ecn);
         let (seq, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         let mut reply = None;
         if seq == self.rcv_nxt {
@@ -270,7 +314,12 @@ impl Conn {
         match reply {
             Some(f) => {
                 self.unacked = 0;
-                out.push(Out::Ack { ack: self.rcv_nxt, flags: f | cnp, ts_echo: pkt.ts, win: 0 });
+                let echo = match std::mem::replace(&mut self.echo, Ecn::NotEct) {
+                    Ecn::Ce => flags::ECE,
+                    Ecn::Ue => flags::UE,
+                    _ => 0,
+                };
+                out.push(Out::Ack { ack: self.rcv_nxt, flags: f | cnp | echo, ts_echo: pkt.ts, win: 0 });
             }
             None if cnp != 0 => out.push(Out::Ack { ack: self.rcv_nxt, flags: cnp, ts_echo: pkt.ts, win: 0 }),
             None => {}
@@ -280,6 +329,27 @@ impl Conn {
             return true;
         }
         false
+    }
+}
+
+impl Conn {
+    /// The receiver's notification for a data packet's mark: DCQCN's CNP flags (a UE CNP carries UE too),
+    /// or TIMELY's echo kept for the next ACK (CE wins over UE).
+    #[inline]
+    fn notify(&mut self, now: Time, ecn: Ecn) -> u16 {
+        match self.p.feedback {
+            Feedback::Cnp { tcd } => match ecn {
+                Ecn::Ce if self.np.on_ce(now, self.p.cnp_interval) => flags::CNP,
+                Ecn::Ue if tcd && self.np.on_ue(now, self.p.cnp_interval) => flags::CNP | flags::UE,
+                _ => 0,
+            },
+            Feedback::Echo => {
+                if ecn as u8 > self.echo as u8 {
+                    self.echo = ecn;
+                }
+                0
+            }
+        }
     }
 }
 
@@ -335,7 +405,11 @@ impl Transport for Conn {
     fn losses(&self) -> (u32, u32) {
         (self.retransmits, self.timeouts)
     }
-    /// `rate_bps` = R_C, `alpha` = α, `cwnd_bytes` = the window (NaN without one); no RTT estimate.
+    /// TIMELY's last RTT sample (DCQCN takes none).
+    fn last_rtt(&self) -> Time {
+        self.rc.last_rtt()
+    }
+    /// `rate_bps` = R_C, `alpha` = α (TIMELY: the gradient), `cwnd_bytes` = the window (NaN without one); no RTT estimate.
     fn trace(&self) -> TraceSample {
         TraceSample {
             cwnd_bytes: if self.p.window == u64::MAX { f64::NAN } else { self.p.window as f64 },
@@ -369,3 +443,5 @@ impl Transport for Conn {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timely_tests;
