@@ -74,6 +74,7 @@ class Result:
     rtt_samples: pd.DataFrame = field(default_factory=lambda: empty("rtt_samples"))
     pauses: pd.DataFrame = field(default_factory=lambda: empty("pauses"))
     ports: pd.DataFrame = field(default_factory=lambda: empty("ports"))
+    port_states: pd.DataFrame = field(default_factory=lambda: empty("port_states"))
 
     def save(self, directory: str | Path) -> Path:
         """Write every table (Parquet) and `meta.json` atomically: into a temporary folder beside

@@ -28,15 +28,19 @@ host_link = { rate = "10Gbps", delay = "2us" }
 bottleneck_link = { rate = "10Gbps", delay = "2us" }
 [switch]
 buffer = "2MB"
-aqm = { kind = "dctcp_red", threshold = "60KB" }
-controller = { kind = "schedule", changes = [{ at = "2ms", aqm = { kind = "dctcp_red", threshold = "20KB" } }] }
-pfc = { priorities = [0], xoff = "20KB" }
+queues = 2
+aqm = [{ kind = "dctcp_red", threshold = "60KB" }, { kind = "tcd" }]
+controller = { kind = "schedule", changes = [{ at = "2ms", aqm = { kind = "dctcp_red", threshold = "20KB" } }], queue = 0 }
+pfc = { priorities = [0, 1], xoff = "20KB" }
 [host]
 transport = { kind = "tcp", cc = "dctcp", min_rto = "1ms" }
 [[traffic]]
 kind = "flows"
 list = [{ src = 0, dst = 4, size = "inf", start = "0us", tag = "long" },
         { src = 1, dst = 4, size = "inf", start = "1ms", tag = "long" }]
+[[traffic]]
+kind = "flows"
+list = [{ src = 2, dst = 5, size = "2MB", start = "0us", priority = 1, tag = "tcd" }]
 [[traffic]]
 kind = "poisson"
 tag = "short"

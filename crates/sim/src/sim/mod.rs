@@ -143,6 +143,15 @@ impl Sim {
         self.net.ports[p as usize].queues.get_mut(queue as usize).map(|q| &mut q.aqm)
     }
 
+    /// The port of `node` whose link leads to `peer` (both by name), numbered within `node`; the first
+    /// such port if there are parallel links.
+    pub fn port_to(&self, node: &str, peer: &str) -> Option<u32> {
+        let names = &self.rec.meta.node_names;
+        let (n, m) = (names.iter().position(|x| x == node)?, names.iter().position(|x| x == peer)? as u32);
+        let (p0, np) = self.net.node_ports[n];
+        (0..np).find(|&i| self.net.ports[(p0 + i) as usize].peer == m)
+    }
+
     /// Cumulative counters of one queue (`node` by name).
     pub fn queue_counters(&self, node: &str, port: u32, queue: u32) -> Option<crate::net::port::QueueCounters> {
         let p = self.net.port_of(&self.rec.meta.node_names, node, port)?;
