@@ -23,6 +23,7 @@ PAPERS = {
     "ecn_sharp": "dcnlab.reproduce.ecn_sharp",
     "validation": "dcnlab.reproduce.validation",
     "acdc": "dcnlab.reproduce.acdc",
+    "tcd": "dcnlab.reproduce.tcd",
 }
 
 
