@@ -3,10 +3,10 @@
 //! PFC spreads the back-pressure to P2 (L0 → T2), which the victim flows S0 = h15 → R0 = h17 cross
 //! without crossing P3. Switches T0 = s0, T1 = s1, T2 = s2, L0 = s3; every link 40 Gb/s, 1 µs.
 //!
-//! Placement: A0–A7 sit under T2 itself and A8–A14 with S1 under T1, so P3 has nine inputs (a real
-//! incast) while P2 carries what comes from T1 and T0 and is not overloaded by itself; T2 pauses P2 when
-//! the packets that came in by it (F1's and A8–A14's) fill its ingress share. (§7.1's placement, every
-//! burst sender behind L0, makes P2 the bottleneck — every burst byte crosses it — and P3 never
+//! Placement: all fifteen burst senders sit under T2 itself, so P3 has sixteen inputs (a real incast)
+//! while P2 carries only F1 and the victims and is not overloaded by itself; T2 pauses P2 when F1's
+//! packets, queued at P3, fill the ingress share of the port P2 feeds (XOFF 40 KB). (§7.1's placement,
+//! every burst sender behind L0, makes P2 the bottleneck — every burst byte crosses it — and P3 never
 //! congested: a 40 Gb/s P2 cannot feed a 40 Gb/s P3 faster than it drains.)
 
 use dcnlab_sim::aqm::tcd::Ternary;
