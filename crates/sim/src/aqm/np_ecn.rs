@@ -97,6 +97,17 @@ mod tests {
     }
 
     #[test]
+    fn between_kmin_and_kmax_marks_with_red_probability() {
+        // p(q) = pmax·(q − Kmin)/(Kmax − Kmin) = 0.5·500/1000 = 0.25 per packet; none at or below Kmin.
+        let mut a = NpEcn { params: Params { ce: red::Params { kmin: 1_000, kmax: 2_000, pmax: 0.5, weight: None, at_dequeue: true } }, paused_pkts: 0 };
+        let mut r = crate::rng::stream(2, "np", 0);
+        let n = 100_000;
+        let marks = (0..n).filter(|_| a.decide(1_500, &mut r) == Verdict::Mark).count() as f64 / n as f64;
+        assert!((marks - 0.25).abs() < 0.01, "{marks}");
+        assert!((0..1000).all(|_| a.decide(1_000, &mut r) == Verdict::Pass));
+    }
+
+    #[test]
     fn config() {
         let c: Cfg = toml::from_str("ce = { kind = \"red\", kmin = \"10KB\", kmax = \"100KB\", pmax = 0.2 }").unwrap();
         c.validate("switch.aqm", 1500).unwrap();

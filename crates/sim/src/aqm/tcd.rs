@@ -349,6 +349,20 @@ mod tests {
     }
 
     #[test]
+    fn congestion_marks_ce_with_red_probability() {
+        // Never paused, q between Kmin and Kmax: p = pmax·(q − Kmin)/(Kmax − Kmin) = 0.5·0.5 = 0.25.
+        let mut t = tcd();
+        t.params.ce = red::Params { kmin: 1_000, kmax: 2_000, pmax: 0.5, weight: None, at_dequeue: true };
+        let mut r = rng();
+        let n = 100_000;
+        let marks = (0..n).filter(|_| t.decide(0, 1_500, &mut r) == Verdict::Mark).count() as f64 / n as f64;
+        assert!((marks - 0.25).abs() < 0.01, "{marks}");
+        assert_eq!(t.state, State::Congestion);
+        assert_eq!(t.decide(0, 1_000, &mut r), Verdict::Pass);
+        assert_eq!(t.state, State::NonCongestion);
+    }
+
+    #[test]
     fn config_defaults_and_errors() {
         let cfg = |t: &str| -> Result<Cfg, toml::de::Error> { toml::from_str(t) };
         let c = cfg("").unwrap();
