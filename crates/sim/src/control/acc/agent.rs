@@ -50,6 +50,13 @@ pub struct Agent {
     pub last: Step,
 }
 
+impl Agent {
+    /// The agent's online network (`None` with `training = "none"`: it uses the controller's).
+    pub fn network(&self) -> Option<&Mlp> {
+        self.learner.as_ref().map(|l| &l.online)
+    }
+}
+
 /// The central model of `shared` and `from_scratch`.
 struct Central {
     learner: Learner,
@@ -308,5 +315,52 @@ impl Control for Acc {
             self.decide(i, tick);
         }
         self.share(tick.now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acc(keys: &str) -> Acc {
+        let c: super::super::Cfg = toml::from_str(keys).unwrap();
+        Acc::new(c.resolve("switch.controller", 1500).unwrap(), None, vec![])
+    }
+
+    fn sample(util: f64, qlen: u64, paused: f64) -> Sample {
+        Sample { features: [0.0; FEATURES], qlen, util, paused }
+    }
+
+    #[test]
+    fn reward_by_hand_on_both_sides_of_its_clamps() {
+        let a = acc("");
+        // Full link, empty queue: w1·1 + w2·1.
+        assert_eq!(a.reward(&sample(1.0, 0, 0.0)), 1.0);
+        // Utilisation above 1 (a burst drained from the queue) counts as 1.
+        assert_eq!(a.reward(&sample(1.3, 0, 0.0)), 1.0);
+        // At the delay scale (1 MB) D = 0, and beyond it D stays 0 (not negative).
+        assert_eq!(a.reward(&sample(0.5, 1_000_000, 0.0)), 0.25);
+        assert_eq!(a.reward(&sample(0.5, 4_000_000, 0.0)), 0.25);
+        // Log scale: 31 KB is log2(32)/log2(1001) = 5/9.967 of the way: D ≈ 0.4984 (a linear D: 0.969).
+        let d = 1.0 - 5.0 / libm::log2(1001.0);
+        assert!((a.reward(&sample(0.0, 31_000, 0.0)) as f64 - 0.5 * d).abs() < 1e-7);
+        // The PFC penalty: w3 · paused fraction.
+        let b = acc("w1 = 1.0\nw2 = 0.0\nw3 = 0.25");
+        assert_eq!(b.reward(&sample(0.8, 0, 0.5)), 0.8 - 0.125);
+    }
+
+    #[test]
+    fn features_by_hand() {
+        let a = acc("");
+        // 25 Gb/s for 500 µs is 1 562 500 bytes: a full interval; a tenth of it marked.
+        let c = QueueCounters { tx_bytes: 1_562_500, marked_bytes: 156_250, ..QueueCounters::default() };
+        let red = red::Params { kmin: 20_000, kmax: 640_000, pmax: 0.2, weight: None, at_dequeue: false };
+        let s = a.observe(&c, 10_000_000, 25_000_000_000, &red);
+        assert_eq!(s.features, [1.0, 1.0, 0.1, 0.0, 5.0 / 9.0, 0.2]);
+        let s = a.observe(&QueueCounters::default(), 0, 25_000_000_000, &red);
+        assert_eq!(s.features[..3], [0.0, 0.0, 0.0]);
+        // 1 KB queued: log2(2)/log2(10 001).
+        let s = a.observe(&QueueCounters::default(), 1000, 25_000_000_000, &red);
+        assert_eq!(s.features[0], (1.0 / libm::log2(10_001.0)) as F);
     }
 }

@@ -200,8 +200,8 @@ mod tests {
         // network evaluating its own choice 1 + 0.5·3 = 2.5; the target choosing and the online evaluating
         // 1 + 0.5·1 = 1.5.
         assert_eq!(l.target_of(&t, &head, 0.5), 1.25);
-        // s' = (0, 2) with biases: online Q = (2·0 + 1, 0 + 0, 2·1 + 0) … set row 1 = (0, 0, 1), b = (1, 0, 0):
-        // Q_online = (1, 0, 2) → a* = 2; target row 1 = (1, 1, −1), b = 0 → Q_target = (2, 2, −2) → −2.
+        // s' = (0, 2), biases in play: online row 1 = (0, 0, 1), b = (1, 0, 0) → Q_online = (1, 0, 2), a* = 2;
+        // target row 1 = (1, 1, −1), b = 0 → Q_target = (2, 2, −2): y = 0.25 + 0.9·(−2) (max of target: 2).
         let mut l = Learner::new(linear([0.0, 0.0, 0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0]), 0.1);
         l.target = linear([0.0, 0.0, 0.0, 1.0, 1.0, -1.0], [0.0; 3]);
         let t = Transition { s: &[0.0, 0.0], a: 0, r: 0.25, s2: &[0.0, 2.0] };
