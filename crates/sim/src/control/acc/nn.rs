@@ -25,6 +25,7 @@ pub struct Acts {
     a: Vec<Vec<F>>,
     d: Vec<F>,
     dx: Vec<F>,
+    nz: Vec<usize>,
 }
 
 impl Acts {
@@ -129,7 +130,7 @@ impl Mlp {
         let n = self.sizes.len();
         assert_eq!(dout.len(), self.sizes[n - 1]);
         assert_eq!(grad.len(), self.p.len());
-        let Acts { a, d, dx } = acts;
+        let Acts { a, d, dx, nz } = acts;
         d.clear();
         d.extend_from_slice(dout);
         for l in (0..n - 1).rev() {
@@ -137,6 +138,11 @@ impl Mlp {
             let off = self.offset(l);
             let x = &a[l];
             let (gw, gb) = grad[off..off + inp * out + out].split_at_mut(inp * out);
+            let w = &self.p[off..off + inp * out];
+            // A Q head's gradient is non-zero at the taken action(s) only: then loop over those alone.
+            nz.clear();
+            nz.extend((0..out).filter(|&j| d[j] != 0.0));
+            let sparse = nz.len() * 4 <= out;
             // ∂L/∂b_j = d_j;  ∂L/∂w_ij = x_i d_j
             for (g, &dj) in gb.iter_mut().zip(d.iter()) {
                 *g += dj;
@@ -145,21 +151,30 @@ impl Mlp {
                 if xi == 0.0 {
                     continue;
                 }
-                for (g, &dj) in gw[i * out..(i + 1) * out].iter_mut().zip(d.iter()) {
-                    *g += xi * dj;
+                let row = &mut gw[i * out..(i + 1) * out];
+                if sparse {
+                    nz.iter().for_each(|&j| row[j] += xi * d[j]);
+                } else {
+                    for (g, &dj) in row.iter_mut().zip(d.iter()) {
+                        *g += xi * dj;
+                    }
                 }
             }
             if l == 0 {
                 break;
             }
-            // ∂L/∂x_i = Σ_j w_ij d_j, through the ReLU that made x (zero where it was cut).
-            let w = &self.p[off..off + inp * out];
+            // ∂L/∂x_i = Σ_j w_ij d_j (in j order), through the ReLU that made x (zero where it was cut).
             dx.clear();
             for (i, &xi) in x.iter().enumerate() {
                 if xi > 0.0 {
+                    let row = &w[i * out..(i + 1) * out];
                     let mut s: F = 0.0;
-                    for (&wij, &dj) in w[i * out..(i + 1) * out].iter().zip(d.iter()) {
-                        s += wij * dj;
+                    if sparse {
+                        nz.iter().for_each(|&j| s += row[j] * d[j]);
+                    } else {
+                        for (&wij, &dj) in row.iter().zip(d.iter()) {
+                            s += wij * dj;
+                        }
                     }
                     dx.push(s);
                 } else {
@@ -273,26 +288,30 @@ mod tests {
         // out = b2 + w2·h, h = (0, 1.5): ∂/∂w2 = h, ∂/∂b2 = 1; through the live unit 1 only:
         // ∂/∂w_i1 = x_i·w2_1 = (−1·−2, 0) = (2, 0), ∂/∂b1_1 = −2; the dead unit 0 gets nothing.
         assert_eq!(g, vec![0.0, 2.0, 0.0, 0.0, 0.0, -2.0, 0.0, 1.5, 1.0]);
-        // A deeper random network: the gradient matches central differences (f64 reference).
+        // Deeper random networks: the gradient matches central differences (f64 reference), with a dense
+        // output gradient and with a one-hot one (a Q head's: the sparse path).
         let mut rng = crate::rng::stream(5, "nn-test", 0);
-        let m = Mlp::he_uniform(&[3, 4, 4, 2], &mut rng);
-        let x = [0.3, -0.7, 0.9];
-        let mut a = Acts::default();
-        m.forward(&x, &mut a);
-        let mut g = vec![0.0; m.p.len()];
-        m.backward(&mut a, &[1.0, -0.5], &mut g);
-        let f = |mm: &Mlp| {
+        for dout in [vec![1.0, -0.5], vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.75, 0.0, 0.0]] {
+            let m = Mlp::he_uniform(&[3, 4, 4, dout.len()], &mut rng);
+            let x = [0.3, -0.7, 0.9];
             let mut a = Acts::default();
-            mm.forward(&x, &mut a);
-            a.out()[0] as f64 - 0.5 * a.out()[1] as f64
-        };
-        for k in 0..m.p.len() {
-            let h = 1e-2;
-            let (mut up, mut dn) = (m.clone(), m.clone());
-            up.p[k] += h;
-            dn.p[k] -= h;
-            let num = (f(&up) - f(&dn)) / (2.0 * h as f64);
-            assert!((num - g[k] as f64).abs() < 1e-3, "param {k}: numeric {num}, backprop {}", g[k]);
+            m.forward(&x, &mut a);
+            let mut g = vec![0.0; m.p.len()];
+            m.backward(&mut a, &dout, &mut g);
+            let f = |mm: &Mlp| {
+                let mut a = Acts::default();
+                mm.forward(&x, &mut a);
+                a.out().iter().zip(&dout).map(|(&o, &d)| o as f64 * d as f64).sum::<f64>()
+            };
+            for k in 0..m.p.len() {
+                let h = 1e-2;
+                let (mut up, mut dn) = (m.clone(), m.clone());
+                up.p[k] += h;
+                dn.p[k] -= h;
+                let num = (f(&up) - f(&dn)) / (2.0 * h as f64);
+                assert!((num - g[k] as f64).abs() < 1e-3, "param {k}: numeric {num}, backprop {}", g[k]);
+            }
+            assert!(g.iter().filter(|v| **v != 0.0).count() > 10);
         }
     }
 
