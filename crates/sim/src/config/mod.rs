@@ -488,6 +488,11 @@ impl Scenario {
         if let Some(p) = &mut self.record.queue_stream {
             fix(p);
         }
+        if let Some(crate::control::ControllerCfg::Acc(c)) = &mut self.switch.controller {
+            if let Some(p) = &mut c.model {
+                fix(p);
+            }
+        }
     }
 
     /// Checks that need more than one field, done before the run.

@@ -6,9 +6,10 @@
 //! Adding one is a file here (its `Cfg` implementing [`ControlCfg`], its state and [`Control`] impl) and
 //! one line in the `registry!` below.
 
+pub mod acc;
 pub mod schedule;
 
-use crate::aqm::{AqmCfg, Hooks};
+use crate::aqm::{Aqm, AqmCfg, Hooks};
 use crate::config::{kind_enum, ConfigError, PortRef};
 use crate::net::port::{Port, QueueCounters};
 use crate::net::Net;
@@ -29,6 +30,7 @@ pub struct Tick<'a> {
     ports: &'a mut [Port],
     owned: &'a mut [Owned],
     mtu: u64,
+    seed: u64,
     log: &'a mut Vec<ControlRow>,
 }
 
@@ -66,6 +68,17 @@ impl Tick<'_> {
         let o = &self.owned[i];
         let port = &self.ports[o.port as usize];
         (port.queues[o.queue as usize].bytes, port.rate)
+    }
+
+    /// The AQM of owned queue `i` (its current parameters: `params` of the variant).
+    pub fn aqm(&self, i: usize) -> &Aqm {
+        let o = &self.owned[i];
+        &self.ports[o.port as usize].queues[o.queue as usize].aqm
+    }
+
+    /// The scenario's seed, for a controller's own named streams (`crate::rng::stream`).
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// Give owned queue `i`'s AQM the parameters of `cfg` (same kind), recorded in `controller_steps`.
@@ -140,6 +153,7 @@ macro_rules! registry {
 
 registry! {
     Schedule = "schedule" => schedule::Schedule,
+    Acc = "acc" => acc::Acc,
 }
 
 /// A controller and the queues it owns.
@@ -209,12 +223,14 @@ impl Sim {
     #[cold]
     pub(crate) fn control_tick(&mut self, i: u32) {
         let now = self.now();
+        let seed = self.seed();
         let inst = &mut self.ctl.list[i as usize];
         let mut tick = Tick {
             now,
             ports: &mut self.net.ports,
             owned: &mut inst.owned,
             mtu: self.net.mtu as u64,
+            seed,
             log: &mut self.rec.controller_steps,
         };
         inst.ctl.on_tick(&mut tick);

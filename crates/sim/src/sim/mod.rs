@@ -152,6 +152,12 @@ impl Sim {
         (0..np).find(|&i| self.net.ports[(p0 + i) as usize].peer == m)
     }
 
+    /// The run's controllers (`switch.controller`), to read their state between `run_until` steps (an
+    /// ACC controller's models and metadata).
+    pub fn controllers(&self) -> impl Iterator<Item = &crate::control::Controller> {
+        self.ctl.list.iter().map(|i| &i.ctl)
+    }
+
     /// Cumulative counters of one queue (`node` by name).
     pub fn queue_counters(&self, node: &str, port: u32, queue: u32) -> Option<crate::net::port::QueueCounters> {
         let p = self.net.port_of(&self.rec.meta.node_names, node, port)?;

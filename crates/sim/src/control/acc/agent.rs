@@ -1,0 +1,366 @@
+//! The ACC controller at its ticks: per agent, observe (§2), reward the previous action (§4), store the
+//! transition, act ε-greedily (§3, §5), train (§5, §6); then, in `shared`/`from_scratch`, the central
+//! model's turn (§6).
+
+use super::ddqn::{Head, Learner};
+use super::nn::{flops, n_params, Acts, Mlp, F};
+use super::replay::{Replay, Transition};
+use super::{Meta, Params, Training, FEATURES};
+use crate::aqm::{red, Aqm, AqmCfg, MarkAt, NonEct};
+use crate::control::{Control, Tick};
+use crate::net::port::QueueCounters;
+use crate::rng::{self, Rng};
+use crate::units::{Bytes, Size, Time, SEC};
+use rand::RngCore;
+
+/// The RED options of a queue that the agent keeps while it changes Kmin, Kmax and Pmax.
+#[derive(Clone, Copy, Debug)]
+pub struct Template {
+    pub weight: Option<f64>,
+    pub at_dequeue: bool,
+    pub non_ect_drop: bool,
+}
+
+/// What one agent saw and did at its last decision (for inspection; see the report on records).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Step {
+    pub features: [F; FEATURES],
+    /// Reward of the previous action (none at the first decision).
+    pub reward: Option<F>,
+    pub epsilon: F,
+    pub action: usize,
+    pub explored: bool,
+    /// Loss of the training step taken at this decision, if one was.
+    pub loss: Option<F>,
+}
+
+pub struct Agent {
+    template: Template,
+    rng: Rng,
+    /// The last `history` samples, oldest first (flat).
+    state: Vec<F>,
+    /// Whether the newest sample showed an idle queue (no bytes sent, none queued).
+    idle: bool,
+    prev_action: Option<usize>,
+    learner: Option<Learner>,
+    mem: Option<Replay>,
+    /// Transitions stored since the last upload.
+    fresh: usize,
+    pub decisions: u64,
+    pub last: Step,
+}
+
+impl Agent {
+    /// The agent's online network (`None` with `training = "none"`: it uses the controller's).
+    pub fn network(&self) -> Option<&Mlp> {
+        self.learner.as_ref().map(|l| &l.online)
+    }
+}
+
+/// The central model of `shared` and `from_scratch`.
+struct Central {
+    learner: Learner,
+    mem: Replay,
+    rng: Rng,
+    next_sync: Time,
+}
+
+pub struct Acc {
+    pub p: Params,
+    /// The starting model (a file's, or He-uniform from the seed at the first tick).
+    init: Option<Mlp>,
+    templates: Vec<Template>,
+    /// Built at the first tick (the seed comes with it).
+    pub agents: Vec<Agent>,
+    central: Option<Central>,
+    /// `training = "none"`: the one frozen network every agent uses.
+    frozen: Option<Mlp>,
+    acts: Acts,
+    idx: Vec<usize>,
+    pub transitions_shared: u64,
+}
+
+/// Raw per-interval quantities behind the features and the reward.
+struct Sample {
+    features: [F; FEATURES],
+    qlen: u64,
+    util: f64,
+    paused: f64,
+}
+
+impl Acc {
+    pub fn new(p: Params, init: Option<Mlp>, templates: Vec<Template>) -> Acc {
+        Acc { p, init, templates, agents: Vec::new(), central: None, frozen: None, acts: Acts::default(), idx: Vec::new(), transitions_shared: 0 }
+    }
+
+    /// Parameter count, model size and cost per decision (acc.md §9).
+    pub fn meta(&self) -> Meta {
+        let s = &self.p.sizes;
+        Meta {
+            agents: self.templates.len(),
+            params: n_params(s),
+            model_bytes: 4 * n_params(s),
+            flops_per_decision: flops(s),
+            transitions_stored: self.agents.iter().filter_map(|a| a.mem.as_ref()).map(|m| m.pushed).sum(),
+            transitions_shared: self.transitions_shared,
+        }
+    }
+
+    /// The model the run has learnt: the central one (`shared`, `from_scratch`), else agent `agent`'s
+    /// online network (`local`), else the frozen one. `None` before the first tick.
+    pub fn model(&self, agent: usize) -> Option<&Mlp> {
+        if let Some(c) = &self.central {
+            return Some(&c.learner.online);
+        }
+        if let Some(m) = &self.frozen {
+            return Some(m);
+        }
+        self.agents.get(agent).and_then(|a| a.learner.as_ref()).map(|l| &l.online)
+    }
+
+    /// Write `model(agent)` to `path` (see `model.rs`).
+    pub fn save_model(&self, path: &str, agent: usize) -> Result<(), String> {
+        let m = self.model(agent).ok_or("no model yet: the agents start at their first tick")?;
+        super::model::save(path, m, &self.p)
+    }
+
+    /// Build the agents and networks (at the first tick: the seed comes with the tick).
+    fn start(&mut self, seed: u64) {
+        let p = &self.p;
+        let init = self.init.take().unwrap_or_else(|| Mlp::he_uniform(&p.sizes, &mut rng::stream(seed, "acc", 0)));
+        let learns = p.training != Training::None;
+        let dim = p.sizes[0];
+        self.agents = (0..self.templates.len())
+            .map(|i| Agent {
+                template: self.templates[i],
+                rng: rng::stream(seed, "acc_agent", i as u64),
+                state: vec![0.0; dim],
+                idle: true,
+                prev_action: None,
+                learner: learns.then(|| Learner::new(init.clone(), p.hyper.lr)),
+                mem: learns.then(|| Replay::new(dim, p.replay)),
+                fresh: 0,
+                decisions: 0,
+                last: Step::default(),
+            })
+            .collect();
+        if matches!(p.training, Training::Shared | Training::FromScratch) {
+            self.central = Some(Central {
+                learner: Learner::new(init.clone(), p.hyper.lr),
+                mem: Replay::new(dim, p.global_replay),
+                rng: rng::stream(seed, "acc", 1),
+                next_sync: p.sync_period,
+            });
+        }
+        if !learns {
+            self.frozen = Some(init);
+        }
+    }
+
+    /// The six features of owned queue `i` over the interval just ended (acc.md §2) and the raw values
+    /// the reward uses.
+    fn observe(&self, c: &QueueCounters, qlen: u64, rate: u64, red: &red::Params) -> Sample {
+        let p = &self.p;
+        let dt = p.interval as f64 / SEC as f64;
+        let log_scale = |q: u64, top: u64| libm::log2(1.0 + q as f64 / 1000.0) / libm::log2(1.0 + top as f64 / 1000.0);
+        let util = c.tx_bytes as f64 * 8.0 / dt / rate as f64;
+        let marked = c.marked_bytes as f64 * 8.0 / dt / rate as f64;
+        let top = (p.grid.levels.len() - 1).max(1) as f64;
+        let features = [
+            log_scale(qlen, p.state_qlen_scale) as F,
+            util as F,
+            marked as F,
+            (p.grid.level_position(red.kmin) / top) as F,
+            (p.grid.level_position(red.kmax) / top) as F,
+            red.pmax as F,
+        ];
+        Sample { features, qlen, util, paused: c.paused_ps as f64 / p.interval as f64 }
+    }
+
+    /// r = w1·T + w2·D − w3·paused, T = min(1, utilisation), D = max(0, 1 − log2(1 + q/1KB)/log2(1 +
+    /// scale/1KB)) (acc.md §4), from the sample at the end of the interval the action governed.
+    fn reward(&self, s: &Sample) -> F {
+        let (w1, w2, w3) = self.p.w;
+        let t = s.util.min(1.0);
+        let d = (1.0 - libm::log2(1.0 + s.qlen as f64 / 1000.0) / libm::log2(1.0 + self.p.reward_qlen_scale as f64 / 1000.0)).max(0.0);
+        (w1 * t + w2 * d - w3 * s.paused.min(1.0)) as F
+    }
+
+    fn red_cfg(t: &Template, a: usize, p: &Params) -> AqmCfg {
+        let s = p.grid.setting(a);
+        AqmCfg::Red(red::Cfg {
+            kmin: Bytes(Size::Bytes(s.kmin)),
+            kmax: Bytes(Size::Bytes(s.kmax)),
+            pmax: s.pmax,
+            average: t.weight,
+            non_ect: Some(if t.non_ect_drop { NonEct::Drop } else { NonEct::Pass }),
+            mark_at: if t.at_dequeue { MarkAt::Dequeue } else { MarkAt::Enqueue },
+        })
+    }
+
+    /// One agent's decision at a tick.
+    fn decide(&mut self, i: usize, tick: &mut Tick) {
+        let c = tick.counters(i);
+        let (qlen, rate) = tick.queue_bytes(i);
+        let Aqm::Red(red) = tick.aqm(i) else { return };
+        let sample = self.observe(&c, qlen, rate, &red.params);
+        let reward = self.reward(&sample);
+        let p = &self.p;
+        let k = FEATURES;
+        let ag = &mut self.agents[i];
+        let idle_now = c.tx_bytes == 0 && qlen == 0;
+        let mut step = Step { features: sample.features, ..Step::default() };
+        // s_{t+1}: drop the oldest sample, append this one (the first fills the whole history).
+        let s_prev = ag.state.clone();
+        if ag.prev_action.is_none() {
+            for h in 0..p.history {
+                ag.state[h * k..(h + 1) * k].copy_from_slice(&sample.features);
+            }
+        } else {
+            ag.state.copy_within(k.., 0);
+            let n = ag.state.len();
+            ag.state[n - k..].copy_from_slice(&sample.features);
+        }
+        if let Some(a) = ag.prev_action {
+            step.reward = Some(reward);
+            // An idle queue before and after carries no signal: not stored (acc.md §5).
+            if let (Some(mem), false) = (ag.mem.as_mut(), ag.idle && idle_now) {
+                mem.push(Transition { s: &s_prev, a, r: reward, s2: &ag.state });
+                ag.fresh += 1;
+            }
+        }
+        ag.idle = idle_now;
+        // ε-greedy: one uniform draw per decision whatever the outcome, so the stream's use does not
+        // depend on the network.
+        let eps = p.epsilon(ag.decisions);
+        let explore = rng::unit(&mut ag.rng) < eps;
+        let n_actions = p.grid.len();
+        let a = if explore {
+            ((ag.rng.next_u64() as u128 * n_actions as u128) >> 64) as usize
+        } else {
+            let q = match (&mut ag.learner, &self.frozen) {
+                (Some(l), _) => l.q_values(&ag.state),
+                (None, Some(m)) => {
+                    m.forward(&ag.state, &mut self.acts);
+                    self.acts.out()
+                }
+                (None, None) => unreachable!("an agent has a network"),
+            };
+            p.head.greedy(q)
+        };
+        tick.set_aqm(i, &Self::red_cfg(&ag.template, a, p)).expect("ACC sets RED on a RED queue");
+        ag.prev_action = Some(a);
+        ag.decisions += 1;
+        step.epsilon = eps as F;
+        step.action = a;
+        step.explored = explore;
+        // Train locally every `train_every` decisions once the memory holds `warmup` transitions.
+        if let (Some(l), Some(mem)) = (ag.learner.as_mut(), ag.mem.as_ref()) {
+            if ag.decisions % p.train_every == 0 && mem.len() >= p.warmup.max(1) {
+                mem.sample(&mut ag.rng, p.hyper.batch, &mut self.idx);
+                step.loss = Some(l.train(mem, &self.idx, &p.head, &p.hyper));
+            }
+        }
+        ag.last = step;
+    }
+
+    /// `shared`/`from_scratch`: uploads every U decisions, central training and the push every P.
+    fn share(&mut self, now: Time) {
+        let Some(c) = self.central.as_mut() else { return };
+        let p = &self.p;
+        for ag in self.agents.iter_mut() {
+            if ag.decisions % p.upload_every == 0 && ag.fresh > 0 {
+                let mem = ag.mem.as_ref().expect("a learning agent has a memory");
+                for t in mem.newest(ag.fresh) {
+                    c.mem.push(t);
+                    self.transitions_shared += 1;
+                }
+                ag.fresh = 0;
+            }
+        }
+        if now < c.next_sync {
+            return;
+        }
+        while c.next_sync <= now {
+            c.next_sync += p.sync_period;
+        }
+        if c.mem.len() < p.warmup.max(1) {
+            return;
+        }
+        for _ in 0..p.sync_batches {
+            c.mem.sample(&mut c.rng, p.hyper.batch, &mut self.idx);
+            c.learner.train(&c.mem, &self.idx, &p.head, &p.hyper);
+        }
+        for ag in self.agents.iter_mut() {
+            ag.learner.as_mut().expect("a learning agent").set_weights(&c.learner.online);
+        }
+    }
+
+    /// The head, for callers that evaluate a model (`model()`) themselves.
+    pub fn head(&self) -> &Head {
+        &self.p.head
+    }
+}
+
+impl Control for Acc {
+    fn next_tick(&self, now: Option<Time>) -> Option<Time> {
+        Some(now.unwrap_or(0) + self.p.interval)
+    }
+
+    fn on_tick(&mut self, tick: &mut Tick) {
+        if self.agents.is_empty() && !self.templates.is_empty() {
+            self.start(tick.seed());
+        }
+        for i in 0..tick.len() {
+            self.decide(i, tick);
+        }
+        self.share(tick.now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acc(keys: &str) -> Acc {
+        let c: super::super::Cfg = toml::from_str(keys).unwrap();
+        Acc::new(c.resolve("switch.controller", 1500).unwrap(), None, vec![])
+    }
+
+    fn sample(util: f64, qlen: u64, paused: f64) -> Sample {
+        Sample { features: [0.0; FEATURES], qlen, util, paused }
+    }
+
+    #[test]
+    fn reward_by_hand_on_both_sides_of_its_clamps() {
+        let a = acc("");
+        // Full link, empty queue: w1·1 + w2·1.
+        assert_eq!(a.reward(&sample(1.0, 0, 0.0)), 1.0);
+        // Utilisation above 1 (a burst drained from the queue) counts as 1.
+        assert_eq!(a.reward(&sample(1.3, 0, 0.0)), 1.0);
+        // At the delay scale (1 MB) D = 0, and beyond it D stays 0 (not negative).
+        assert_eq!(a.reward(&sample(0.5, 1_000_000, 0.0)), 0.25);
+        assert_eq!(a.reward(&sample(0.5, 4_000_000, 0.0)), 0.25);
+        // Log scale: 31 KB is log2(32)/log2(1001) = 5/9.967 of the way: D ≈ 0.4984 (a linear D: 0.969).
+        let d = 1.0 - 5.0 / libm::log2(1001.0);
+        assert!((a.reward(&sample(0.0, 31_000, 0.0)) as f64 - 0.5 * d).abs() < 1e-7);
+        // The PFC penalty: w3 · paused fraction.
+        let b = acc("w1 = 1.0\nw2 = 0.0\nw3 = 0.25");
+        assert_eq!(b.reward(&sample(0.8, 0, 0.5)), 0.8 - 0.125);
+    }
+
+    #[test]
+    fn features_by_hand() {
+        let a = acc("");
+        // 25 Gb/s for 500 µs is 1 562 500 bytes: a full interval; a tenth of it marked.
+        let c = QueueCounters { tx_bytes: 1_562_500, marked_bytes: 156_250, ..QueueCounters::default() };
+        let red = red::Params { kmin: 20_000, kmax: 640_000, pmax: 0.2, weight: None, at_dequeue: false };
+        let s = a.observe(&c, 10_000_000, 25_000_000_000, &red);
+        assert_eq!(s.features, [1.0, 1.0, 0.1, 0.0, 5.0 / 9.0, 0.2]);
+        let s = a.observe(&QueueCounters::default(), 0, 25_000_000_000, &red);
+        assert_eq!(s.features[..3], [0.0, 0.0, 0.0]);
+        // 1 KB queued: log2(2)/log2(10 001).
+        let s = a.observe(&QueueCounters::default(), 1000, 25_000_000_000, &red);
+        assert_eq!(s.features[0], (1.0 / libm::log2(10_001.0)) as F);
+    }
+}
