@@ -492,6 +492,9 @@ impl Scenario {
             if let Some(p) = &mut c.model {
                 fix(p);
             }
+            if let Some(p) = &mut c.save_model {
+                fix(p);
+            }
         }
     }
 

@@ -88,8 +88,24 @@ impl Tick<'_> {
         let q = &mut port.queues[o.queue as usize];
         q.aqm.set_params(cfg, self.mtu, self.now)?;
         q.non_ect_drop = cfg.non_ect() == crate::aqm::NonEct::Drop;
-        self.log.push(ControlRow { time: self.now, node: port.node, port: port.local, queue: o.queue, action: q.aqm.describe() });
+        self.log.push(ControlRow {
+            time: self.now,
+            node: port.node,
+            port: port.local,
+            queue: o.queue,
+            action: q.aqm.describe(),
+            reward: f64::NAN,
+            epsilon: f64::NAN,
+            loss: f64::NAN,
+            features: String::new(),
+        });
         Ok(())
+    }
+
+    /// The `controller_steps` row of the change just made (`set_aqm`), for a controller to add its
+    /// reward, exploration rate, loss and state.
+    pub fn last_step(&mut self) -> Option<&mut ControlRow> {
+        self.log.last_mut()
     }
 }
 
@@ -98,6 +114,14 @@ pub trait Control {
     /// The first tick, or the tick after one at `now`; `None`: no more ticks.
     fn next_tick(&self, now: Option<Time>) -> Option<Time>;
     fn on_tick(&mut self, tick: &mut Tick);
+    /// The run ends: write what the controller keeps (a model file); an error fails the run.
+    fn on_end(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Figures for `meta.controller` (name → value).
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// What a controller file's `Cfg` provides: the instances it makes over the built network, each with the
@@ -135,6 +159,16 @@ macro_rules! registry {
                     $( Controller::$variant(c) => c.on_tick(tick), )*
                 }
             }
+            fn on_end(&mut self) -> Result<(), String> {
+                match self {
+                    $( Controller::$variant(c) => c.on_end(), )*
+                }
+            }
+            fn report(&self) -> Vec<(&'static str, f64)> {
+                match self {
+                    $( Controller::$variant(c) => c.report(), )*
+                }
+            }
         }
 
         impl ControllerCfg {
@@ -165,6 +199,8 @@ pub struct Instance {
 #[derive(Default)]
 pub struct Controllers {
     pub list: Vec<Instance>,
+    /// Wall seconds spent in controller ticks (`meta.controller.controller_tick_s`).
+    pub tick_s: f64,
 }
 
 /// The queues a controller owns: the listed switch ports (or every switch port), queue `queue` (or every
@@ -206,7 +242,7 @@ impl Controllers {
     pub fn build(cfg: &Option<ControllerCfg>, net: &Net, names: &[String]) -> Result<Controllers, ConfigError> {
         let field = "switch.controller";
         let Some(cfg) = cfg else { return Ok(Controllers::default()) };
-        Ok(Controllers { list: cfg.instances(field, net, names)? })
+        Ok(Controllers { list: cfg.instances(field, net, names)?, tick_s: 0.0 })
     }
 }
 
@@ -222,6 +258,32 @@ impl Sim {
 
     #[cold]
     pub(crate) fn control_tick(&mut self, i: u32) {
+        let started = std::time::Instant::now();
+        self.control_tick_timed(i);
+        self.ctl.tick_s += started.elapsed().as_secs_f64();
+    }
+
+    /// The run ends: each controller writes what it keeps (an error fails the run) and reports its
+    /// figures into `meta.controller`.
+    pub(crate) fn end_controllers(&mut self) {
+        let mut failure = None;
+        for inst in self.ctl.list.iter_mut() {
+            if let Err(e) = inst.ctl.on_end() {
+                failure.get_or_insert(format!("switch.controller: {e}"));
+            }
+            for (k, v) in inst.ctl.report() {
+                *self.rec.meta.controller.entry(k.to_string()).or_insert(0.0) += v;
+            }
+        }
+        if !self.ctl.list.is_empty() {
+            self.rec.meta.controller.insert("controller_tick_s".into(), self.ctl.tick_s);
+        }
+        if let Some(f) = failure {
+            self.rec.meta.failure.get_or_insert(f);
+        }
+    }
+
+    fn control_tick_timed(&mut self, i: u32) {
         let now = self.now();
         let seed = self.seed();
         let inst = &mut self.ctl.list[i as usize];

@@ -208,6 +208,10 @@ pub struct Meta {
     /// "fail"`); `stop_reason` is then `"failed"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// What the controller reports of itself (ACC: agents, parameters, model bytes, FLOPs per decision,
+    /// transitions), and the CPU seconds its ticks took (`controller_cpu_s`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub controller: std::collections::BTreeMap<String, f64>,
 }
 
 /// What a run records and when (from `[record]`).
@@ -241,6 +245,12 @@ pub struct ControlRow {
     pub queue: u32,
     /// The AQM's parameters after the change.
     pub action: String,
+    /// A learning controller's reward for its previous action, its exploration rate, the loss of the
+    /// training step it took at this decision (NaN where there is none) and the state it decided on.
+    pub reward: f64,
+    pub epsilon: f64,
+    pub loss: f64,
+    pub features: String,
 }
 
 #[derive(Default)]

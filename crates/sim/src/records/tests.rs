@@ -32,7 +32,7 @@ fn records() -> Records {
     r.links = vec![LinkRow { time: 100 * US, node: 2, port: 1, tx_bytes: 125_000, utilization: 0.1 }];
     r.flow_trace =
         vec![TraceRow { time: 10 * US, flow_id: 0, cwnd_bytes: 14_600.0, rate_bps: 1e9, alpha: f64::NAN, srtt: 12_500_000, delivered_bytes: 9000 }];
-    r.controller_steps = vec![ControlRow { time: 5 * US, node: 2, port: 0, queue: 0, action: "dctcp_red Params { threshold: 20000 }".into() }];
+    r.controller_steps = vec![ControlRow { time: 5 * US, node: 2, port: 0, queue: 0, action: "dctcp_red Params { threshold: 20000 }".into(), reward: 0.5, epsilon: 0.1, loss: f64::NAN, features: "0.1 0.2".into() }];
     r.rtt_samples = vec![RttRow { time: 20 * US, flow_id: 0, rtt: 12_345_678 }];
     r.pauses = vec![PauseRow { time: 7 * US, node: 2, port: 1, priority: 3, pause: true, sent: false }];
     r.ports = vec![PortRow {
@@ -85,7 +85,7 @@ fn existing_columns_keep_their_order_and_new_ones_come_last() {
     );
     assert_eq!(header("links"), "time_us,node,port,tx_bytes,utilization");
     assert_eq!(header("flow_trace"), "time_us,flow_id,cwnd_bytes,rate_bps,alpha,srtt_us,delivered_bytes");
-    assert_eq!(header("controller_steps"), "time_us,node,port,queue,action");
+    assert_eq!(header("controller_steps"), "time_us,node,port,queue,action,reward,epsilon,loss,features");
     let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
     assert_eq!(names, ["flows", "queues", "links", "flow_trace", "controller_steps", "rtt_samples", "pauses", "ports", "port_states"]);
     assert_eq!(header("port_states"), "time_us,node,port,queue,state");
@@ -145,7 +145,7 @@ fn other_tables_show_node_names_and_quote_commas() {
     assert_eq!(lines("queues"), "100,sw0,1,0,3000,2,1,0");
     assert_eq!(lines("links"), "100,sw0,1,125000,0.1");
     assert_eq!(lines("flow_trace"), "10,0,14600,1000000000,NaN,12.5,9000");
-    assert_eq!(lines("controller_steps"), "5,sw0,0,0,dctcp_red Params { threshold: 20000 }");
+    assert_eq!(lines("controller_steps"), "5,sw0,0,0,dctcp_red Params { threshold: 20000 },0.5,0.1,NaN,0.1 0.2");
     assert_eq!(lines("rtt_samples"), "20,0,12.345678");
     let mut quoted = r;
     quoted.controller_steps[0].action = "red \"x\", y".into();

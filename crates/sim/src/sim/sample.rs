@@ -177,6 +177,7 @@ impl Sim {
         self.record_unstarted();
         self.record_ports();
         self.record_port_states();
+        self.end_controllers();
         let acdc = self.hosts.hosts.iter().filter_map(|h| h.vswitch.as_ref()?.acdc_stats());
         let acdc = acdc.fold(None, |sum: Option<crate::host::vswitch::acdc::Stats>, s| {
             let mut t = sum.unwrap_or_default();

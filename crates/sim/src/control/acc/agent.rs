@@ -78,6 +78,8 @@ pub struct Acc {
     acts: Acts,
     idx: Vec<usize>,
     pub transitions_shared: u64,
+    /// `save_model`: where the learnt model goes when the run ends.
+    pub save_to: Option<String>,
 }
 
 /// Raw per-interval quantities behind the features and the reward.
@@ -90,7 +92,7 @@ struct Sample {
 
 impl Acc {
     pub fn new(p: Params, init: Option<Mlp>, templates: Vec<Template>) -> Acc {
-        Acc { p, init, templates, agents: Vec::new(), central: None, frozen: None, acts: Acts::default(), idx: Vec::new(), transitions_shared: 0 }
+        Acc { p, init, templates, agents: Vec::new(), central: None, frozen: None, acts: Acts::default(), idx: Vec::new(), transitions_shared: 0, save_to: None }
     }
 
     /// Parameter count, model size and cost per decision (acc.md §9).
@@ -261,6 +263,13 @@ impl Acc {
                 step.loss = Some(l.train(mem, &self.idx, &p.head, &p.hyper));
             }
         }
+        if let Some(row) = tick.last_step() {
+            row.reward = step.reward.map_or(f64::NAN, |r| r as f64);
+            row.epsilon = step.epsilon as f64;
+            row.loss = step.loss.map_or(f64::NAN, |l| l as f64);
+            let newest = &ag.state[ag.state.len() - FEATURES..];
+            row.features = newest.iter().map(|x| format!("{x}")).collect::<Vec<_>>().join(" ");
+        }
         ag.last = step;
     }
 
@@ -315,6 +324,26 @@ impl Control for Acc {
             self.decide(i, tick);
         }
         self.share(tick.now);
+    }
+
+    /// `save_model`: the learnt model to its file.
+    fn on_end(&mut self) -> Result<(), String> {
+        match &self.save_to {
+            Some(path) => self.save_model(path, 0).map_err(|e| format!("save_model `{path}`: {e}")),
+            None => Ok(()),
+        }
+    }
+
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        let m = self.meta();
+        vec![
+            ("acc_agents", m.agents as f64),
+            ("acc_params", m.params as f64),
+            ("acc_model_bytes", m.model_bytes as f64),
+            ("acc_flops_per_decision", m.flops_per_decision as f64),
+            ("acc_transitions_stored", m.transitions_stored as f64),
+            ("acc_transitions_shared", m.transitions_shared as f64),
+        ]
     }
 }
 

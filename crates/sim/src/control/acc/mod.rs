@@ -94,6 +94,9 @@ pub struct Cfg {
     pub training: Training,
     /// A model file (`Acc::save_model`) to start from; default: He-uniform weights from the seed.
     pub model: Option<String>,
+    /// Write the model the run has learnt here when it ends (the central one in `shared` and
+    /// `from_scratch`, agent 0's in `local`): offline pre-training saves its result so.
+    pub save_model: Option<String>,
     #[serde(default = "d_gamma")]
     pub gamma: f64,
     /// Adam's learning rate (default 1e-4; 1e-3 with `from_scratch`).
@@ -433,7 +436,15 @@ impl super::ControlCfg for Cfg {
                 agent::Template { weight: r.params.weight, at_dequeue: r.params.at_dequeue, non_ect_drop: q.non_ect_drop }
             })
             .collect();
-        Ok(vec![(Acc::new(p, init, templates), owned)])
+        if let Some(path) = &self.save_model {
+            let dir = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty());
+            if dir.is_some_and(|d| !d.is_dir()) {
+                return Err(ConfigError::new(format!("{field}.save_model"), format!("the folder of `{path}` does not exist; create it or name another path")));
+            }
+        }
+        let mut acc = Acc::new(p, init, templates);
+        acc.save_to = self.save_model.clone();
+        Ok(vec![(acc, owned)])
     }
 }
 
