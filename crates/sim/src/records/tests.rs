@@ -149,7 +149,7 @@ fn other_tables_show_node_names_and_quote_commas() {
     assert_eq!(lines("rtt_samples"), "20,0,12.345678");
     let mut quoted = r;
     quoted.controller_steps[0].action = "red \"x\", y".into();
-    assert_eq!(csv(table("controller_steps").unwrap(), &quoted).lines().nth(1).unwrap(), "5,sw0,0,0,\"red \"\"x\"\", y\"");
+    assert_eq!(csv(table("controller_steps").unwrap(), &quoted).lines().nth(1).unwrap(), "5,sw0,0,0,\"red \"\"x\"\", y\",0.5,0.1,NaN,0.1 0.2");
 }
 
 #[test]
