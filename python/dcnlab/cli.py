@@ -1,4 +1,4 @@
-"""The `dcnlab` command line: run, summary, compare, plot, report, validate, schema, sweep, demo.
+"""The `dcnlab` command line: run, summary, compare, plot, report, validate, schema, sweep, reproduce, train, demo.
 
 Every bad input ends in one line naming the field and the fix, with exit code 2 (`--debug` shows the
 traceback)."""
@@ -358,6 +358,36 @@ def reproduce_cmd(
     except reproduce.UnknownName as e:
         raise UserError(str(e)) from None
     reproduce.reproduce(paper, scale, out, jobs or None, log=lambda m: console.print(m), only=names)
+
+
+@app.command("train")
+def train_cmd(
+    scenario: Path = typer.Argument(..., help="Scenario TOML with switch.controller = { kind = \"acc\" } and a `load` on its first traffic entry."),
+    out: Path = typer.Option(..., "-o", "--out", help="The model file to write (and to continue from if it exists)."),
+    episodes: int = typer.Option(12, "--episodes", help="Episodes (one run each, fresh seed)."),
+    episode: str = typer.Option("200ms", "--episode", help="Simulated time per episode."),
+    loads: str = typer.Option("0.3,0.5,0.7,0.9", "--loads", help="Loads the episodes cycle through."),
+    workloads: str = typer.Option("web_search,data_mining,hadoop", "--workloads", help="Size distributions the episodes cycle through ('' keeps the scenario's)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key of the scenario."),
+) -> None:
+    """Pre-train ACC's shared model offline over a pool of episodes (spec/acc.md §6) and write it."""
+    from .train import train
+
+    try:
+        lv = [float(x) for x in loads.split(",") if x.strip()]
+    except ValueError:
+        raise ScenarioError("--loads", f"`{loads}` is not a list of numbers, e.g. 0.3,0.5,0.7,0.9") from None
+    wl = [w.strip() for w in workloads.split(",") if w.strip()] or None
+    sc = override(FileScenario.open(scenario), _sets(set_))
+
+    def shown(e: int, row: dict) -> None:
+        err.print(
+            f"episode {e + 1}/{episodes}: load {row['load']:.1f} {row['workload']}, {row['decisions']} decisions, "
+            f"mean reward {row['mean_reward']:.3f}, mean loss {row['mean_loss']:.4f}, {row['wall_s']:.1f} s"
+        )
+
+    table = train(sc, out, episodes, episode, lv, wl, progress=shown)
+    console.print(f"model written to {out} ({out.stat().st_size:,} bytes) after {len(table)} episodes")
 
 
 @app.command("demo")

@@ -171,10 +171,8 @@ impl Hooks for Tcd {
 pub fn ce_curve(ce: &AqmCfg, field: &str, mtu: u64) -> Result<red::Params, ConfigError> {
     ce.validate(field, mtu)?;
     match ce {
-        AqmCfg::Red(c) if c.average.is_none() => {
-            let r = c.build(mtu).params;
-            Ok(red::Params { at_dequeue: true, ..r })
-        }
+        // Only the curve is used (`Red::probability` on the queue at dequeue); `mark_at` does not apply.
+        AqmCfg::Red(c) if c.average.is_none() => Ok(c.build(mtu).params),
         AqmCfg::Red(_) => Err(ConfigError::new(format!("{field}.average"), "the CE marker works on the instantaneous queue; remove `average`")),
         AqmCfg::DctcpRed(c) => {
             let k = c.build(mtu).params.threshold;

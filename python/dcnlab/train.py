@@ -1,0 +1,89 @@
+"""Offline pre-training of ACC's agents (`spec/acc.md` §6): `dcnlab train SCENARIO -o MODEL`.
+
+The scenario is the target network with `switch.controller = { kind = "acc", … }`. Each episode runs it
+once more — a fresh seed, the next load of `loads` and the next size distribution of `workloads` on its
+first traffic entry, `episode` of simulated time — with parameter sharing (`training = "shared"`: one
+model, one global replay memory), starting from the model the previous episode saved and saving the
+model it learnt (`save_model`). The last episode's model is the output. Each episode is a row of the
+returned table (load, workload, decisions, mean reward, mean loss, wall seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pandas as pd
+
+from .results import run
+from .scenario import FileScenario, ScenarioError, get, override
+
+WORKLOADS = ("web_search", "data_mining", "hadoop")
+LOADS = (0.3, 0.5, 0.7, 0.9)
+
+
+def _check(sc: FileScenario) -> None:
+    d = sc.as_dict()
+    ctl = d.get("switch", {}).get("controller")
+    if not isinstance(ctl, dict) or ctl.get("kind") != "acc":
+        raise ScenarioError("switch.controller", "pre-training needs ACC agents: set controller = { kind = \"acc\" }")
+    traffic = d.get("traffic")
+    if not traffic or "load" not in traffic[0]:
+        raise ScenarioError("traffic[0].load", "the first traffic entry must have a `load` for the episodes to vary")
+
+
+def train(
+    scenario: FileScenario,
+    out: Path,
+    episodes: int,
+    episode: str = "200ms",
+    loads: Sequence[float] = LOADS,
+    workloads: Sequence[str] | None = WORKLOADS,
+    progress: Callable[[int, dict], None] | None = None,
+) -> pd.DataFrame:
+    """Run `episodes` episodes and leave the learnt model in `out` (written atomically after each
+    episode, so an interrupted training keeps the last whole model)."""
+    if episodes < 1:
+        raise ScenarioError("--episodes", "must be at least 1")
+    if not loads or any(not (0 < x <= 1) for x in loads):
+        raise ScenarioError("--loads", "loads are fractions in (0, 1], e.g. 0.3,0.5,0.7,0.9")
+    _check(scenario)
+    out = Path(out).resolve()
+    if not out.parent.is_dir():
+        raise ScenarioError("-o", f"the folder {out.parent} does not exist")
+    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    seed = int(get(scenario.as_dict(), "seed")) if "seed" in scenario.as_dict() else 1
+    rows = []
+    for e in range(episodes):
+        changes = {
+            "seed": seed + e,
+            "stop": {"time": episode},
+            "switch.controller.training": "shared",
+            "switch.controller.save_model": str(tmp),
+            "traffic.0.load": loads[e % len(loads)],
+        }
+        if workloads:
+            changes["traffic.0.sizes"] = workloads[e % len(workloads)]
+        if out.exists():
+            changes["switch.controller.model"] = str(out)
+        start = time.perf_counter()
+        res = run(override(scenario, changes))
+        os.replace(tmp, out)
+        steps = res.controller_steps
+        row = {
+            "episode": e,
+            "load": loads[e % len(loads)],
+            "workload": workloads[e % len(workloads)] if workloads else str(get(scenario.as_dict(), "traffic.0.sizes")),
+            "decisions": len(steps),
+            "mean_reward": float(steps["reward"].mean()) if len(steps) else math.nan,
+            "mean_loss": float(steps["loss"].mean()) if len(steps) else math.nan,
+            "flows_finished": int(res.meta.get("flows_finished", 0)),
+            "wall_s": time.perf_counter() - start,
+        }
+        rows.append(row)
+        if progress:
+            progress(e, row)
+    return pd.DataFrame(rows)

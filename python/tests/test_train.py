@@ -1,0 +1,76 @@
+"""`dcnlab train`: offline pre-training of ACC's shared model over episodes (spec/acc.md §6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import dcnlab
+from dcnlab.cli import main
+from dcnlab.scenario import FileScenario, ScenarioError
+from dcnlab.train import train
+
+SCENARIO = """
+seed = 1
+stop = { time = "5ms" }
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 4
+host_link = { rate = "25Gbps", delay = "1us" }
+fabric_link = { rate = "100Gbps", delay = "1us" }
+[switch]
+buffer = "4MB"
+queues = 2
+aqm = [{ kind = "droptail" }, { kind = "red", kmin = "5KB", kmax = "200KB", pmax = 0.01, non_ect = "pass" }]
+pfc = { priorities = [0, 1] }
+controller = { kind = "acc", warmup = 8, sync_period = "2ms", upload_every = 2 }
+[host]
+transport = { kind = "rdma", cc = "dcqcn", preset = "dcqcn_hpcc", control_priority = 0 }
+[[traffic]]
+kind = "poisson"
+sizes = "web_search"
+load = 0.5
+priority = 1
+flows = 100000
+"""
+
+
+def scenario(tmp_path: Path, text: str = SCENARIO) -> Path:
+    p = tmp_path / "acc.toml"
+    p.write_text(text)
+    return p
+
+
+def test_episodes_continue_one_model_and_it_reloads(tmp_path: Path):
+    sc = FileScenario.open(scenario(tmp_path))
+    out = tmp_path / "m.model"
+    t1 = train(sc, out, episodes=1, episode="8ms", loads=[0.7], workloads=["web_search"])
+    first = out.read_bytes()
+    t2 = train(sc, out, episodes=2, episode="8ms", loads=[0.7, 0.9], workloads=["hadoop"])
+    assert len(t1) == 1 and len(t2) == 2 and (t2["decisions"] > 0).all()
+    assert t2["mean_reward"].notna().all() and t2["mean_loss"].notna().any()
+    second = out.read_bytes()
+    assert second != first, "training went on from the saved model and changed it"
+    assert not list(tmp_path.glob(".m.model.partial-*")), "no partial file left"
+    # A frozen run loads it; the same model gives the same decisions.
+    frozen = {"switch.controller.training": "none", "switch.controller.model": str(out), "stop.time": "3ms"}
+    a = dcnlab.run(FileScenario.open(scenario(tmp_path)).with_overrides(frozen))
+    b = dcnlab.run(FileScenario.open(scenario(tmp_path)).with_overrides(frozen))
+    assert len(a.controller_steps) > 0 and a.controller_steps["action"].equals(b.controller_steps["action"])
+    assert a.meta["controller"]["acc_params"] == 26780
+
+
+def test_bad_input_is_one_clear_error(tmp_path: Path, capsys):
+    p = scenario(tmp_path, SCENARIO.replace('controller = { kind = "acc", warmup = 8, sync_period = "2ms", upload_every = 2 }\n', ""))
+    with pytest.raises(ScenarioError, match="switch.controller"):
+        train(FileScenario.open(p), tmp_path / "m", 1)
+    assert main(["train", str(p), "-o", str(tmp_path / "m")]) == 2
+    assert "switch.controller" in capsys.readouterr().err
+    q = scenario(tmp_path)
+    assert main(["train", str(q), "-o", str(tmp_path / "m"), "--loads", "0.5,x"]) == 2
+    assert "--loads" in capsys.readouterr().err
+    assert main(["train", str(q), "-o", str(tmp_path / "nodir" / "m")]) == 2
+    assert "does not exist" in capsys.readouterr().err
