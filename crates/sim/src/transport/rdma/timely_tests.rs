@@ -113,6 +113,22 @@ fn per_completion_hyper_after_five_negative_differences_and_time_scaled_steps() 
 }
 
 #[test]
+fn per_completion_below_t_low_adds_w_delta_whatever_the_gradient() {
+    let mut p = Spec::reference();
+    p.t_low = 50 * US;
+    let mut r = Rate::new(p.at(G40));
+    r.rate = 10e9;
+    r.on_ack(0, 30 * US, 0, 0, Echo::None);
+    assert_eq!((r.rate, r.updates), (10e9 + 40e6, 1));
+    // A rising RTT (positive gradient) still below T_low, 5 µs later (w = 0.25): + w·δ.
+    assert_eq!(r.on_ack(5 * US, 45 * US, 0, 0, Echo::None), Update::Increase);
+    assert!((r.rate - (10e9 + 40e6 + 0.25 * 40e6)).abs() < 1e-3);
+    // At T_low exactly it is the gradient region: a decrease.
+    assert_eq!(r.on_ack(10 * US, 50 * US, 0, 0, Echo::None), Update::GradientDecrease);
+    assert_eq!(r.updates, 3);
+}
+
+#[test]
 fn rate_stays_between_min_and_line() {
     let mut r = reference_at(200e6);
     r.on_ack(0, 30 * US, 0, 0, Echo::None);
