@@ -126,6 +126,10 @@ fn per_completion_below_t_low_adds_w_delta_whatever_the_gradient() {
     // At T_low exactly it is the gradient region: a decrease.
     assert_eq!(r.on_ack(10 * US, 50 * US, 0, 0, Echo::None), Update::GradientDecrease);
     assert_eq!(r.updates, 3);
+    // At T_high exactly too (the T_high rule would leave the rate: 1 − w·β·0).
+    let before = r.rate;
+    assert_eq!(r.on_ack(20 * US, MS, 0, 0, Echo::None), Update::GradientDecrease);
+    assert!(r.rate < before);
 }
 
 #[test]
