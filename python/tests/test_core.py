@@ -40,6 +40,7 @@ def test_run_returns_dataframes_with_convention_columns():
     assert list(r.flows.columns) == [
         "flow_id", "src", "dst", "size", "tag", "start_us", "finish_us", "fct_us", "ideal_fct_us",
         "standalone_fct_us", "slowdown", "retransmits", "timeouts", "finished", "base_rtt_us", "transport",
+        "ce_marks", "ue_marks",
     ]
     assert len(r.flows) == 200 and r.flows["finished"].all()
     assert (r.flows["slowdown"] >= 1.0).all()
