@@ -501,7 +501,15 @@ proptest! {
         let (v, segs, acks) = probe_run(senders, &ccs, &sizes, mtu, rwnd_min, wscale, buffer_kb, delack);
         prop_assert!(v.is_empty(), "{} violations, first: {:?}", v.len(), v.first());
         eprintln!("{senders} senders {ccs:?} {sizes:?} mtu {mtu} {rwnd_min} ws {wscale}: {segs} segments, {acks} ACKs checked");
-        prop_assert!(segs > 0 && acks > 0);
+        // The probe checks segments sent after the guest was given a window by an ACK: a flow that fits in
+        // the initial window (10 segments, sent at the SYN-ACK) gives it none to check.
+        let beyond_iw = (0..senders as usize).any(|i| {
+            let s = sizes[i % sizes.len()];
+            s == 0 || s > 10 * (mtu as u64 - 40)
+        });
+        if beyond_iw {
+            prop_assert!(segs > 0 && acks > 0);
+        }
     }
 }
 
