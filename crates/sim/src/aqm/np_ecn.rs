@@ -32,12 +32,7 @@ impl NpEcn {
             self.paused_pkts -= 1;
             return Verdict::Pass;
         }
-        let p = Red::new(self.params.ce).probability(q as f64);
-        if p >= 1.0 || (p > 0.0 && crate::rng::unit(rng) < p) {
-            Verdict::Mark
-        } else {
-            Verdict::Pass
-        }
+        Red::new(self.params.ce).draw(q as f64, rng)
     }
 }
 

@@ -72,14 +72,19 @@ impl Red {
         }
     }
 
-    fn decide(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
-        let q = self.signal(ctx);
+    /// One Bernoulli draw at the curve's probability for `q` (no draw where it is 0 or 1).
+    pub fn draw(&self, q: f64, rng: &mut Rng) -> Verdict {
         let p = self.probability(q);
         if p >= 1.0 || (p > 0.0 && rng::unit(rng) < p) {
             Verdict::Mark
         } else {
             Verdict::Pass
         }
+    }
+
+    fn decide(&mut self, ctx: &QueueCtx, rng: &mut Rng) -> Verdict {
+        let q = self.signal(ctx);
+        self.draw(q, rng)
     }
 
     #[inline]

@@ -106,12 +106,7 @@ impl Tcd {
 
     /// RED's verdict on queue `q` (one draw, only in the marking region).
     fn ce(&self, q: u64, rng: &mut Rng) -> Verdict {
-        let p = Red::new(self.params.ce).probability(q as f64);
-        if p >= 1.0 || (p > 0.0 && crate::rng::unit(rng) < p) {
-            Verdict::Mark
-        } else {
-            Verdict::Pass
-        }
+        Red::new(self.params.ce).draw(q as f64, rng)
     }
 
     /// The decision for a packet leaving with `q` bytes behind it at `now`.

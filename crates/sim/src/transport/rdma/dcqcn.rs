@@ -210,12 +210,17 @@ impl Rp {
             self.alpha_epoch = now;
             self.alpha_ticks = 0;
         }
+        self.restart_increase(now);
+        self.cuts += 1;
+    }
+
+    /// The increase stages start over after a cut or a UE: counters, byte counter, timer T.
+    fn restart_increase(&mut self, now: Time) {
         self.t_cnt = 0;
         self.bc_cnt = 0;
         self.bytes = 0;
         self.in_hyper = false;
         self.inc_at = Some(now + self.p.rate_increase_timer);
-        self.cuts += 1;
     }
 
     /// A UE CNP reached the sender (DCQCN+TCD, `spec/tcd.md` §0 — the first author's code): the increase
@@ -232,11 +237,7 @@ impl Rp {
             self.alpha_epoch = now;
             self.alpha_ticks = 0;
         }
-        self.t_cnt = 0;
-        self.bc_cnt = 0;
-        self.bytes = 0;
-        self.in_hyper = false;
-        self.inc_at = Some(now + self.p.rate_increase_timer);
+        self.restart_increase(now);
     }
 
     /// `bytes` left the sender (wire bytes): the byte counter (per-CNP variant only).
