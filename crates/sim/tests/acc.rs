@@ -229,3 +229,26 @@ fn steps_record_reward_epsilon_loss_and_state_and_meta_reports_the_model() {
     assert_eq!(e.field, "switch.controller.save_model");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn record_controller_steps_false_keeps_no_rows_and_changes_nothing_else() {
+    let run = |keep: bool| {
+        let mut toml = incast(SCRATCH, 2, 6);
+        if !keep {
+            toml.push_str("[record]\ncontroller_steps = false\n");
+        }
+        let mut sim = Sim::from_toml(&toml).unwrap();
+        sim.run_until(6 * MS);
+        let w = bits(acc(&sim).model(0).unwrap());
+        (w, acc(&sim).meta(), sim.finish(0.0, 0.0))
+    };
+    let (w_on, meta_on, on) = run(true);
+    let (w_off, meta_off, off) = run(false);
+    assert!(on.controller_steps.len() >= 5 * 11, "{} rows", on.controller_steps.len());
+    assert!(off.controller_steps.is_empty(), "{} rows kept", off.controller_steps.len());
+    // The agents decide and learn the same without their rows: same weights, counts and flows.
+    assert!(w_on == w_off);
+    assert_eq!(meta_on, meta_off);
+    let fl = |r: &Records| r.flows.iter().map(|f| (f.flow_id, f.ce_marks, f.retransmits)).collect::<Vec<_>>();
+    assert_eq!(fl(&on), fl(&off));
+}

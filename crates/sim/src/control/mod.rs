@@ -201,6 +201,8 @@ pub struct Controllers {
     pub list: Vec<Instance>,
     /// Wall seconds spent in controller ticks (`meta.controller.controller_tick_s`).
     pub tick_s: f64,
+    /// `record.controller_steps`: keep the rows the ticks write.
+    pub keep_steps: bool,
 }
 
 /// The queues a controller owns: the listed switch ports (or every switch port), queue `queue` (or every
@@ -239,10 +241,10 @@ pub fn owned_queues(net: &Net, names: &[String], ports: &Option<Vec<PortRef>>, q
 
 impl Controllers {
     /// Build the scenario's controller (if any) over the built network.
-    pub fn build(cfg: &Option<ControllerCfg>, net: &Net, names: &[String]) -> Result<Controllers, ConfigError> {
+    pub fn build(cfg: &Option<ControllerCfg>, net: &Net, names: &[String], keep_steps: bool) -> Result<Controllers, ConfigError> {
         let field = "switch.controller";
         let Some(cfg) = cfg else { return Ok(Controllers::default()) };
-        Ok(Controllers { list: cfg.instances(field, net, names)?, tick_s: 0.0 })
+        Ok(Controllers { list: cfg.instances(field, net, names)?, tick_s: 0.0, keep_steps })
     }
 }
 
@@ -287,6 +289,7 @@ impl Sim {
         let now = self.now();
         let seed = self.seed();
         let inst = &mut self.ctl.list[i as usize];
+        let rows_before = self.rec.controller_steps.len();
         let mut tick = Tick {
             now,
             ports: &mut self.net.ports,
@@ -296,6 +299,9 @@ impl Sim {
             log: &mut self.rec.controller_steps,
         };
         inst.ctl.on_tick(&mut tick);
+        if !self.ctl.keep_steps {
+            self.rec.controller_steps.truncate(rows_before);
+        }
         for o in inst.owned.iter_mut() {
             let port = &mut self.net.ports[o.port as usize];
             let q = &mut port.queues[o.queue as usize];

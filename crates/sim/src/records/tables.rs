@@ -142,7 +142,7 @@ impl Row for TraceRow {
 
 impl Row for ControlRow {
     const NAME: &'static str = "controller_steps";
-    const MEANING: &'static str = "One row per parameter change a controller (`switch.controller`) made to a queue's AQM.";
+    const MEANING: &'static str = "One row per parameter change a controller (`switch.controller`) made to a queue's AQM, unless `record.controller_steps = false` (long runs with many learning agents).";
     const COLUMNS: &'static [Col<Self>] = &[
         col("time_us", Float, "us", "When the change took effect.", |r, _| Cell::Float(us(r.time))),
         col("node", Str, "", NODE, |r, n| Cell::Str(n.node(r.node))),

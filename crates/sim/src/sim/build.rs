@@ -54,7 +54,7 @@ impl Sim {
         let mut tags = Tags::default();
         let work = workload::build(&sc.traffic, sc.seed, &info, sc.switch.mtu as u64, &mut tags, &transport_of)?;
         let obs = build_recorder(sc, &topo, &net, tags)?;
-        let ctl = Controllers::build(&sc.switch.controller, &net, &topo.names)?;
+        let ctl = Controllers::build(&sc.switch.controller, &net, &topo.names, sc.record.controller_steps)?;
         let mut sim = Sim {
             eng: Engine::default(),
             arena: Arena::new(),

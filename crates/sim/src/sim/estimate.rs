@@ -291,6 +291,11 @@ impl Estimate {
         // At most one RTT sample per full segment a traced flow's host link can carry.
         let per_flow = sh.host_rate.map_or(0, |rate| rate as u128 * duration / (8 * mtu * SEC as u128));
         let rtt_samples = if r.rtt_samples { traced.min(flows) * per_flow } else { 0 };
+        // ACC agents write a row per owned queue and interval (at most one per switch port and queue).
+        let steps = match &sc.switch.controller {
+            Some(crate::control::ControllerCfg::Acc(c)) if r.controller_steps => switch_ports * queues * (duration / c.interval.0.max(1) as u128),
+            _ => 0,
+        };
 
         // Packets: the switches' buffers full plus every link's pipe full; with no buffer limit, a
         // thousand packets per open flow.
@@ -322,6 +327,7 @@ impl Estimate {
             + link_samples * column_bytes("links")
             + trace_samples * column_bytes("flow_trace")
             + rtt_samples * column_bytes("rtt_samples")
+            + steps * (column_bytes("controller_steps") + 160)
             + ports * column_bytes("ports");
         let mut parts: Vec<(&'static str, u128)> = vec![
             ("ports", ports * port),
@@ -338,6 +344,8 @@ impl Estimate {
             ("link samples", grown(link_samples) * size_of::<LinkRow>() as u128),
             ("trace samples", grown(trace_samples) * size_of::<TraceRow>() as u128),
             ("RTT samples", grown(rtt_samples) * size_of::<crate::records::RttRow>() as u128),
+            // The row, its action and feature strings (about 140 characters for ACC's 18 features).
+            ("controller steps", grown(steps) * (size_of::<crate::records::ControlRow>() + 160) as u128),
             ("packets", grown(packets) * (size_of::<Packet>() + 4) as u128),
             ("events", grown(events.max(4096)) * event + (1 << 13) * 4 + 1024 * 24),
             ("tables handed to Python", python),
