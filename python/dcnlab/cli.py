@@ -368,6 +368,7 @@ def train_cmd(
     episode: str = typer.Option("200ms", "--episode", help="Simulated time per episode."),
     loads: str = typer.Option("0.3,0.5,0.7,0.9", "--loads", help="Loads the episodes cycle through."),
     workloads: str = typer.Option("web_search,data_mining,hadoop", "--workloads", help="Size distributions the episodes cycle through ('' keeps the scenario's)."),
+    explore: float = typer.Option(0.6, "--explore", help="Share of the episodes over which ε decays from 1.0 to 0.05."),
     set_: List[str] = typer.Option([], "--set", help="Override a key of the scenario."),
 ) -> None:
     """Pre-train ACC's shared model offline over a pool of episodes (spec/acc.md §6) and write it."""
@@ -382,11 +383,11 @@ def train_cmd(
 
     def shown(e: int, row: dict) -> None:
         err.print(
-            f"episode {e + 1}/{episodes}: load {row['load']:.1f} {row['workload']}, {row['decisions']} decisions, "
+            f"episode {e + 1}/{episodes}: load {row['load']:.1f} {row['workload']}, ε from {row['epsilon']:.2f}, {row['decisions']} decisions, "
             f"mean reward {row['mean_reward']:.3f}, mean loss {row['mean_loss']:.4f}, {row['wall_s']:.1f} s"
         )
 
-    table = train(sc, out, episodes, episode, lv, wl, progress=shown)
+    table = train(sc, out, episodes, episode, lv, wl, progress=shown, explore=explore)
     console.print(f"model written to {out} ({out.stat().st_size:,} bytes) after {len(table)} episodes")
 
 

@@ -6,6 +6,11 @@ first traffic entry, `episode` of simulated time — with parameter sharing (`tr
 model, one global replay memory), starting from the model the previous episode saved and saving the
 model it learnt (`save_model`). The last episode's model is the output. Each episode is a row of the
 returned table (load, workload, decisions, mean reward, mean loss, wall seconds).
+
+Unless the scenario's controller sets them, the episodes use the offline column of acc.md §5: Adam's
+learning rate 1e-3, minibatch 64, a training step at every decision, and exploration that decays linearly
+over the whole training — ε from 1.0 at the first episode to 0.05 at `explore` of the episodes (default
+60 %), then 0.05 — carried across episodes by giving each its own stretch of the schedule.
 """
 
 from __future__ import annotations
@@ -22,6 +27,32 @@ from .results import run
 from .scenario import FileScenario, ScenarioError, get, override
 
 WORKLOADS = ("web_search", "data_mining", "hadoop")
+# acc.md §5, offline pre-training column (the keys a scenario sets itself win).
+OFFLINE = {"lr": 1e-3, "batch": 64, "train_every": 1}
+EPS_START, EPS_END = 1.0, 0.05
+_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _seconds(text: str, field: str) -> float:
+    """A duration string of the scenario language ("200ms", "500us") in seconds."""
+    t = str(text).strip()
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if t.endswith(unit):
+            try:
+                v = float(t[: -len(unit)]) * _UNITS[unit]
+            except ValueError:
+                break
+            if v > 0:
+                return v
+            break
+    raise ScenarioError(field, f"`{text}` is not a positive duration, e.g. \"200ms\"")
+
+
+def epsilon_at(progress: float, explore: float) -> float:
+    """ε at a point of the training (0 = start, 1 = end): linear 1.0 → 0.05 over `explore`, then 0.05."""
+    if explore <= 0 or progress >= explore:
+        return EPS_END
+    return EPS_START + (EPS_END - EPS_START) * progress / explore
 LOADS = (0.3, 0.5, 0.7, 0.9)
 
 
@@ -43,6 +74,7 @@ def train(
     loads: Sequence[float] = LOADS,
     workloads: Sequence[str] | None = WORKLOADS,
     progress: Callable[[int, dict], None] | None = None,
+    explore: float = 0.6,
 ) -> pd.DataFrame:
     """Run `episodes` episodes and leave the learnt model in `out` (written atomically after each
     episode, so an interrupted training keeps the last whole model)."""
@@ -50,7 +82,11 @@ def train(
         raise ScenarioError("--episodes", "must be at least 1")
     if not loads or any(not (0 < x <= 1) for x in loads):
         raise ScenarioError("--loads", "loads are fractions in (0, 1], e.g. 0.3,0.5,0.7,0.9")
+    if not (0 <= explore <= 1):
+        raise ScenarioError("--explore", "the share of episodes over which ε decays is in [0, 1], e.g. 0.6")
     _check(scenario)
+    ctl = scenario.as_dict()["switch"]["controller"]
+    per_episode = max(1, round(_seconds(episode, "--episode") / _seconds(ctl.get("interval", "500us"), "switch.controller.interval")))
     out = Path(out).resolve()
     if not out.parent.is_dir():
         raise ScenarioError("-o", f"the folder {out.parent} does not exist")
@@ -63,8 +99,14 @@ def train(
             "stop": {"time": episode},
             "switch.controller.training": "shared",
             "switch.controller.save_model": str(tmp),
+            "record.controller_steps": True,  # the progress line's decisions, reward and loss
             "traffic.0.load": loads[e % len(loads)],
         }
+        changes.update({f"switch.controller.{k}": v for k, v in OFFLINE.items() if k not in ctl})
+        if not any(k in ctl for k in ("epsilon_start", "epsilon_end", "epsilon_decisions")):
+            changes["switch.controller.epsilon_start"] = epsilon_at(e / episodes, explore)
+            changes["switch.controller.epsilon_end"] = epsilon_at((e + 1) / episodes, explore)
+            changes["switch.controller.epsilon_decisions"] = per_episode
         if workloads:
             changes["traffic.0.sizes"] = workloads[e % len(workloads)]
         if out.exists():
@@ -77,6 +119,7 @@ def train(
             "episode": e,
             "load": loads[e % len(loads)],
             "workload": workloads[e % len(workloads)] if workloads else str(get(scenario.as_dict(), "traffic.0.sizes")),
+            "epsilon": changes.get("switch.controller.epsilon_start", math.nan),
             "decisions": len(steps),
             "mean_reward": float(steps["reward"].mean()) if len(steps) else math.nan,
             "mean_loss": float(steps["loss"].mean()) if len(steps) else math.nan,

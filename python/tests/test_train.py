@@ -9,7 +9,7 @@ import pytest
 import dcnlab
 from dcnlab.cli import main
 from dcnlab.scenario import FileScenario, ScenarioError
-from dcnlab.train import train
+from dcnlab.train import epsilon_at, train
 
 SCENARIO = """
 seed = 1
@@ -74,3 +74,33 @@ def test_bad_input_is_one_clear_error(tmp_path: Path, capsys):
     assert "--loads" in capsys.readouterr().err
     assert main(["train", str(q), "-o", str(tmp_path / "nodir" / "m")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    assert main(["train", str(q), "-o", str(tmp_path / "m"), "--episode", "5 parsecs"]) == 2
+    assert "--episode" in capsys.readouterr().err
+    assert main(["train", str(q), "-o", str(tmp_path / "m"), "--explore", "1.5"]) == 2
+    assert "--explore" in capsys.readouterr().err
+
+
+def test_exploration_decays_across_episodes_with_the_offline_column(tmp_path: Path):
+    # acc.md §5: ε 1.0 → 0.05 over the exploring share of the training, then 0.05.
+    assert [epsilon_at(x, 0.5) for x in (0.0, 0.25, 0.5, 0.9)] == [1.0, 0.525, 0.05, 0.05]
+    assert epsilon_at(0.0, 0.0) == 0.05
+    t = train(FileScenario.open(scenario(tmp_path)), tmp_path / "m", episodes=4, episode="3ms", loads=[0.5], workloads=None, explore=0.5)
+    assert list(t["epsilon"]) == [1.0, 0.525, 0.05, 0.05]
+
+
+def test_an_episode_runs_its_stretch_of_the_schedule(tmp_path: Path, monkeypatch):
+    seen = []
+    import dcnlab.train as tr
+
+    real = tr.run
+
+    def spy(sc):
+        seen.append(sc.as_dict()["switch"]["controller"])
+        return real(sc)
+
+    monkeypatch.setattr(tr, "run", spy)
+    t = train(FileScenario.open(scenario(tmp_path)), tmp_path / "m", episodes=2, episode="2ms", loads=[0.5], workloads=None, explore=1.0)
+    # 2 ms of 500 µs decisions per episode; the scenario's own warmup = 8 is kept.
+    assert [(c["epsilon_start"], c["epsilon_end"], c["epsilon_decisions"]) for c in seen] == [(1.0, 0.525, 4), (0.525, 0.05, 4)]
+    assert all(c["lr"] == 1e-3 and c["batch"] == 64 and c["train_every"] == 1 and c["warmup"] == 8 for c in seen)
+    assert t["epsilon"].tolist() == [1.0, 0.525]
