@@ -7,8 +7,11 @@ model, one global replay memory), starting from the model the previous episode s
 model it learnt (`save_model`). The last episode's model is the output. Each episode is a row of the
 returned table (load, workload, decisions, mean reward, mean loss, wall seconds).
 
-Unless the scenario's controller sets them, the episodes use the offline column of acc.md §5: Adam's
-learning rate 1e-3, minibatch 64, a training step at every decision, and exploration that decays linearly
+Unless the scenario's controller sets them, the episodes use the offline column of acc.md §5 with its
+parameter sharing (§6): Adam's learning rate 1e-3, minibatch 64, every agent uploading each transition to
+the global memory, one training step of the shared model on it per interval Δt and the shared model pushed
+to every agent at once (the agents take no steps of their own: the push would overwrite them within the
+same interval), and exploration that decays linearly
 over the whole training — ε from 1.0 at the first episode to 0.05 at `explore` of the episodes (default
 60 %), then 0.05 — carried across episodes by giving each its own stretch of the schedule.
 """
@@ -27,8 +30,10 @@ from .results import run
 from .scenario import FileScenario, ScenarioError, get, override
 
 WORKLOADS = ("web_search", "data_mining", "hadoop")
-# acc.md §5, offline pre-training column (the keys a scenario sets itself win).
-OFFLINE = {"lr": 1e-3, "batch": 64, "train_every": 1}
+# acc.md §5, offline pre-training column, and §6's parameter sharing (the keys a scenario sets itself win;
+# `sync_period` is the scenario's interval). `train_every`: an agent's own steps would be overwritten by the
+# push of the same interval, so they are never taken.
+OFFLINE = {"lr": 1e-3, "batch": 64, "upload_every": 1, "sync_batches": 1, "train_every": 2**62}
 EPS_START, EPS_END = 1.0, 0.05
 _UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
@@ -102,7 +107,8 @@ def train(
             "record.controller_steps": True,  # the progress line's decisions, reward and loss
             "traffic.0.load": loads[e % len(loads)],
         }
-        changes.update({f"switch.controller.{k}": v for k, v in OFFLINE.items() if k not in ctl})
+        offline = OFFLINE | {"sync_period": ctl.get("interval", "500us")}
+        changes.update({f"switch.controller.{k}": v for k, v in offline.items() if k not in ctl})
         if not any(k in ctl for k in ("epsilon_start", "epsilon_end", "epsilon_decisions")):
             changes["switch.controller.epsilon_start"] = epsilon_at(e / episodes, explore)
             changes["switch.controller.epsilon_end"] = epsilon_at((e + 1) / episodes, explore)
@@ -122,7 +128,8 @@ def train(
             "epsilon": changes.get("switch.controller.epsilon_start", math.nan),
             "decisions": len(steps),
             "mean_reward": float(steps["reward"].mean()) if len(steps) else math.nan,
-            "mean_loss": float(steps["loss"].mean()) if len(steps) else math.nan,
+            # The shared model's training loss (the agents' own steps, if any, are in the rows).
+            "mean_loss": float(res.meta.get("controller", {}).get("acc_central_loss", steps["loss"].mean() if len(steps) else math.nan)),
             "flows_finished": int(res.meta.get("flows_finished", 0)),
             "wall_s": time.perf_counter() - start,
         }

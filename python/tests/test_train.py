@@ -102,5 +102,8 @@ def test_an_episode_runs_its_stretch_of_the_schedule(tmp_path: Path, monkeypatch
     t = train(FileScenario.open(scenario(tmp_path)), tmp_path / "m", episodes=2, episode="2ms", loads=[0.5], workloads=None, explore=1.0)
     # 2 ms of 500 µs decisions per episode; the scenario's own warmup = 8 is kept.
     assert [(c["epsilon_start"], c["epsilon_end"], c["epsilon_decisions"]) for c in seen] == [(1.0, 0.525, 4), (0.525, 0.05, 4)]
-    assert all(c["lr"] == 1e-3 and c["batch"] == 64 and c["train_every"] == 1 and c["warmup"] == 8 for c in seen)
+    assert all(c["lr"] == 1e-3 and c["batch"] == 64 and c["warmup"] == 8 for c in seen)
+    # Parameter sharing: every transition uploaded, one central step per interval, no steps of the agents'
+    # own; the scenario's own sync_period ("2ms") and upload_every (2) win.
+    assert all(c["upload_every"] == 2 and c["sync_batches"] == 1 and c["train_every"] == 2**62 and c["sync_period"] == "2ms" for c in seen)
     assert t["epsilon"].tolist() == [1.0, 0.525]

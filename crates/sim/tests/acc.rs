@@ -216,6 +216,10 @@ fn steps_record_reward_epsilon_loss_and_state_and_meta_reports_the_model() {
     let m = &r.meta.controller;
     assert_eq!((m["acc_agents"], m["acc_params"], m["acc_model_bytes"], m["acc_flops_per_decision"]), (5.0, 26_780.0, 107_120.0, 51_120.0));
     assert!(m["acc_transitions_stored"] > 0.0 && m["controller_tick_s"] > 0.0);
+    // The central model trains n = 100 minibatches at each sync (every 2 ms of the 6 ms run); its mean loss.
+    let steps = m["acc_central_steps"];
+    assert!(steps >= 200.0 && steps % 100.0 == 0.0, "{steps} central steps");
+    assert!(m["acc_central_loss"].is_finite() && m["acc_central_loss"] > 0.0);
     // The model written at the end is the run's, and a run loads it.
     let frozen = format!(", training = \"none\", model = \"{}\"", path.display());
     let mut again = Sim::from_toml(&incast(&ctl, 5, 6)).unwrap();

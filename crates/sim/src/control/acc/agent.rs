@@ -63,6 +63,9 @@ struct Central {
     mem: Replay,
     rng: Rng,
     next_sync: Time,
+    /// Training steps taken and the sum of their losses (`meta.controller`).
+    steps: u64,
+    loss_sum: f64,
 }
 
 pub struct Acc {
@@ -152,6 +155,8 @@ impl Acc {
                 mem: Replay::new(dim, p.global_replay),
                 rng: rng::stream(seed, "acc", 1),
                 next_sync: p.sync_period,
+                steps: 0,
+                loss_sum: 0.0,
             });
         }
         if !learns {
@@ -298,7 +303,8 @@ impl Acc {
         }
         for _ in 0..p.sync_batches {
             c.mem.sample(&mut c.rng, p.hyper.batch, &mut self.idx);
-            c.learner.train(&c.mem, &self.idx, &p.head, &p.hyper);
+            c.loss_sum += c.learner.train(&c.mem, &self.idx, &p.head, &p.hyper) as f64;
+            c.steps += 1;
         }
         for ag in self.agents.iter_mut() {
             ag.learner.as_mut().expect("a learning agent").set_weights(&c.learner.online);
@@ -336,14 +342,19 @@ impl Control for Acc {
 
     fn report(&self) -> Vec<(&'static str, f64)> {
         let m = self.meta();
-        vec![
+        let mut out = vec![
             ("acc_agents", m.agents as f64),
             ("acc_params", m.params as f64),
             ("acc_model_bytes", m.model_bytes as f64),
             ("acc_flops_per_decision", m.flops_per_decision as f64),
             ("acc_transitions_stored", m.transitions_stored as f64),
             ("acc_transitions_shared", m.transitions_shared as f64),
-        ]
+        ];
+        if let Some(c) = self.central.as_ref().filter(|c| c.steps > 0) {
+            out.push(("acc_central_steps", c.steps as f64));
+            out.push(("acc_central_loss", c.loss_sum / c.steps as f64));
+        }
+        out
     }
 }
 
