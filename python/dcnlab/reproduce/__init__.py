@@ -24,6 +24,7 @@ PAPERS = {
     "validation": "dcnlab.reproduce.validation",
     "acdc": "dcnlab.reproduce.acdc",
     "tcd": "dcnlab.reproduce.tcd",
+    "acc": "dcnlab.reproduce.acc",
 }
 
 

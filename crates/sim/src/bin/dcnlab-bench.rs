@@ -23,6 +23,7 @@ const DEFAULT: &[&str] = &[
     "bench/incast_16to1.toml",
     "bench/sync_start_dumbbell.toml",
     "bench/fattree_k8_dcqcn_pfc.toml",
+    "bench/leaf_spine_288_acc.toml",
 ];
 
 /// Floors asserted on benchmark 1 (the side-by-side flow set) on any machine: packet-hops per

@@ -1,0 +1,17 @@
+"""ACC reproduction (Yan et al., *ACC: Automatic ECN Tuning for High-Speed Datacenter Networks*, SIGCOMM
+2021, §5.4): `experiments/acc/README.md` says what it reproduces, what the paper reports, what we measure
+and the tolerance; `experiments/acc/scales.toml` holds the scale presets, the ACC model file among them.
+
+The three schemes of a workload, load and seed see the same flows (the traffic's draws come from their own
+stream of the seed); ACC's agents start from the pre-trained model and go on learning during the run."""
+
+from . import large_scale as _large_scale
+from .common import SCHEMES  # noqa: F401
+from .large_scale import large_scale  # noqa: F401
+
+TITLE = "ACC reproduction (large-scale simulation: SECN1, SECN2 and ACC)"
+
+# Experiment name → its section (preset, out, runner) → HTML fragments. One line per experiment.
+EXPERIMENTS = {
+    "large_scale": _large_scale.section,
+}
