@@ -94,7 +94,7 @@ TRAINING = ("none", "local", "shared", "from_scratch")
 
 
 def where(p: dict, key: str) -> str:
-    return f"experiments/acc/scales.toml [{p.get('scale', '…')}.large_scale] {key}"
+    return f"experiments/acc/scales.toml [{p.get('scale', '…')}.{p.get('experiment', 'large_scale')}] {key}"
 
 
 def model_path(p: dict) -> Path:

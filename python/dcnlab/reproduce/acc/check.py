@@ -1,0 +1,105 @@
+"""The issue's check scenario (`experiments/acc/check.toml`): one 25 Gb/s bottleneck where SECN1 starves
+the large flows and SECN2 fills the queue. Three questions, each on held-out seeds:
+
+1. **Sensitivity gate**: do fixed settings of ACC's grid spread the metric (mean FCT slowdown of all flows)
+   by ≥ 5 %? If not, no agent could show anything.
+2. **Does the trained agent beat both static settings** on each seed (the pre-trained model of the large
+   scale experiment, learning online as there)?
+3. **What does the reward prefer?** For each fixed setting, the reward's two terms averaged over the run
+   (T: the bottleneck's utilisation; D: the log-scaled queue term, acc.md §4) beside the metric. At a
+   fixed offered load T averages to the load whatever the setting, so the setting with the best long-run
+   reward is the one with the smallest queue — which need not be the one with the lowest slowdown."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...sweep import Runner, cached_result
+from ...scenario import load as load_scenario
+from ...scenario import ScenarioError, override
+from .. import preset
+from ..common import run_jobs, table
+from .common import DATA_QUEUE, EXP, PAPER, SECN1, SECN2_25G, model_path, where
+
+BOTTLENECK = {"node": "sw0", "port": 8}  # check.toml: the switch's port towards host 8, the receiver
+SHORT, LARGE = 100_000, 1_000_000
+
+
+def settings(p: dict) -> dict[str, tuple[str, str, float]]:
+    """The fixed (Kmin, Kmax, Pmax) settings: the two baselines and the preset's grid points."""
+    kmin, kmax, pmax = SECN2_25G
+    out = {"SECN1": (SECN1["kmin"], SECN1["kmax"], SECN1["pmax"]), "SECN2": (f"{kmin}B", f"{kmax}B", pmax)}
+    for s in p["grid_points"]:
+        out[f"{s[0]}/{s[1]}/{s[2]}"] = (s[0], s[1], float(s[2]))
+    return out
+
+
+def scenario(label: str, seed: int, p: dict) -> dict:
+    ch = {"seed": seed, "stop.time": p["stop"], "traffic.0.flows": p["flows"],
+          "record.queue_sample_interval": "500us", "record.queues": [BOTTLENECK]}
+    if label == "ACC":
+        ctl = {"kind": "acc", "training": p["training"], "model": p["model"]} | dict(p.get("acc", {}))
+        model_path(p)  # exists, or one clear error naming the preset key
+        return override(load_scenario(EXP / "check.toml"), ch | {"switch.controller": ctl})
+    kmin, kmax, pmax = settings(p)[label]
+    return override(load_scenario(EXP / "check.toml"), ch | {"switch.aqm.1.kmin": kmin, "switch.aqm.1.kmax": kmax,
+                                                            "switch.aqm.1.pmax": pmax})
+
+
+def stats(job) -> dict:
+    r = cached_result(job)
+    f = r.flows[r.flows["finished"]]
+    q = r.queues.loc[r.queues["queue"] == DATA_QUEUE, "bytes"].to_numpy(dtype=float)
+    d = np.maximum(0.0, 1 - np.log2(1 + q / 1e3) / np.log2(1 + 1e6 / 1e3))
+    return {"flows": len(r.flows), "unfinished": int((~r.flows["finished"]).sum()),
+            "slowdown": float(f["slowdown"].mean()),
+            "short_slowdown": float(f.loc[f["size"] <= SHORT, "slowdown"].mean()),
+            "large_fct_ms": float(f.loc[f["size"] > LARGE, "fct_us"].mean()) / 1e3,
+            "T": float(np.minimum(1.0, r.links["utilization"].to_numpy()).mean()), "D": float(d.mean()) if len(d) else np.nan,
+            "cache": job[2]}
+
+
+def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, dict]:
+    """(one row per setting × seed, the verdicts) for preset `p` (experiments/acc/scales.toml [*.check])."""
+    p = {"experiment": "check"} | p
+    if not p["seeds"]:
+        raise ScenarioError(where(p, "seeds"), "give the held-out seeds, e.g. [11, 12, 13]")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    labels = [*settings(p), "ACC"]
+    jobs = [(scenario(s, seed, p), {"setting": s, "seed": seed}) for seed in p["seeds"] for s in labels]
+    raw = run_jobs(jobs, out, EXP, runner, fn=stats).drop(columns=["cache"])
+    raw["reward"] = 0.5 * raw["T"] + 0.5 * raw["D"]
+    raw.to_csv(out / "check_runs.csv", index=False)
+    sd = raw.pivot(index="setting", columns="seed", values="slowdown")
+    fixed = sd.drop(index="ACC")
+    spread = (fixed.max() / fixed.min() - 1).min()
+    beats = (sd.loc["ACC"] < sd.loc["SECN1"]) & (sd.loc["ACC"] < sd.loc["SECN2"])
+    mean = raw[raw["setting"] != "ACC"].groupby("setting")[["slowdown", "reward"]].mean()
+    verdict = {"gate_spread": float(spread), "gate_passed": bool(spread >= 0.05),
+               "acc_beats_both": {int(k): bool(v) for k, v in beats.items()},
+               "best_fixed": mean["slowdown"].idxmin(), "best_reward_fixed": mean["reward"].idxmax()}
+    return raw, verdict
+
+
+def check(scale: str = "small", out: str | Path = "results/acc", runner: Runner | None = None, **overrides):
+    return run(preset(PAPER, "check", scale, **overrides), out, runner)
+
+
+def section(p: dict, out: Path, runner: Runner) -> list[str]:
+    raw, v = run(p, out, runner)
+    p = {"experiment": "check"} | p
+    per = raw.pivot_table(index="setting", columns="seed", values="slowdown")
+    terms = raw.groupby("setting", sort=False)[["slowdown", "short_slowdown", "large_fct_ms", "T", "D", "reward"]].mean()
+    beats = ", ".join(f"seed {s}: {'yes' if b else 'no'}" for s, b in v["acc_beats_both"].items())
+    text = (f"<h2>Check scenario</h2><p>{len(p['seeds'])} held-out seeds, {p['stop']} each. Sensitivity gate: fixed "
+            f"settings spread the mean slowdown by {100 * v['gate_spread']:.0f} % at least (≥ 5 % needed: "
+            f"{'passed' if v['gate_passed'] else 'failed'}). ACC below both SECN1 and SECN2: {beats}. Best fixed "
+            f"setting by slowdown: {v['best_fixed']}; by the reward (w1 = w2 = 0.5, run averages): "
+            f"{v['best_reward_fixed']}.</p>")
+    return [text, "<h3>Mean FCT slowdown per seed</h3>", table(per.reset_index()),
+            "<h3>Means over seeds, with the reward's terms</h3>", table(terms.reset_index())]
