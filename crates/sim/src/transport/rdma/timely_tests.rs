@@ -196,6 +196,18 @@ fn per_rtt_updates_once_an_rtt() {
 }
 
 #[test]
+fn per_rtt_ewma_is_exact_over_two_rtts() {
+    // rtt_diff ← (1 − a)·rtt_diff + a·(rtt − prev), a = 0.875, once an RTT; exact in binary floating point.
+    let mut r = Rate::new(Spec::hpcc().at(G40));
+    r.rate = 10e9;
+    r.on_ack(0, 60 * US, 1_000, 10_000, Echo::None);
+    r.on_ack(2 * US, 90 * US, 11_000, 20_000, Echo::None);
+    assert_eq!(r.rtt_diff, 0.875 * (30 * US) as f64);
+    r.on_ack(4 * US, 100 * US, 21_000, 30_000, Echo::None);
+    assert_eq!(r.rtt_diff, 0.125 * (0.875 * (30 * US) as f64) + 0.875 * (10 * US) as f64);
+}
+
+#[test]
 fn the_rtt_sample_is_now_minus_the_echoed_send_time() {
     let p = resolved("cc = \"timely\"");
     let mut c = Conn::new(0, 100_000, p, G40);
