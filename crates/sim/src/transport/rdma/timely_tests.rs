@@ -208,6 +208,30 @@ fn per_rtt_ewma_is_exact_over_two_rtts() {
 }
 
 #[test]
+fn per_rtt_regions_at_their_boundaries() {
+    // timely_hpcc: T_low 50 µs, T_high 500 µs. Each call closes one RTT (its ACK passes the last snd_nxt).
+    let mut r = Rate::new(Spec::hpcc().at(G40));
+    r.rate = 10e9;
+    let mut seq = 0;
+    let mut close = |r: &mut Rate, rtt_us: u64| {
+        let ack = seq + 1;
+        seq += 10_000;
+        r.on_ack(0, rtt_us * US, ack, seq, Echo::None)
+    };
+    assert_eq!(close(&mut r, 30), Update::NoUpdate, "the first RTT only records");
+    // Below T_low the rate rises even with a rising RTT (positive gradient).
+    assert_eq!(close(&mut r, 40), Update::Increase);
+    // At T_low exactly, rising: the gradient region, which cuts.
+    assert_eq!(close(&mut r, 50), Update::GradientDecrease);
+    assert_eq!(close(&mut r, 200), Update::GradientDecrease);
+    // Between T_low and T_high with a falling RTT (negative gradient): an increase.
+    assert!(r.rtt_diff > 0.0);
+    assert_eq!(close(&mut r, 100), Update::Increase);
+    assert!(r.rtt_diff < 0.0);
+    assert_eq!(r.updates, 4, "one update per closed RTT after the first");
+}
+
+#[test]
 fn the_rtt_sample_is_now_minus_the_echoed_send_time() {
     let p = resolved("cc = \"timely\"");
     let mut c = Conn::new(0, 100_000, p, G40);
