@@ -12,7 +12,6 @@ the large flows and SECN2 fills the queue. Three questions, each on held-out see
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import numpy as np
