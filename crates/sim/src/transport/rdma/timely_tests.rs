@@ -228,7 +228,15 @@ fn per_rtt_regions_at_their_boundaries() {
     assert!(r.rtt_diff > 0.0);
     assert_eq!(close(&mut r, 100), Update::Increase);
     assert!(r.rtt_diff < 0.0);
-    assert_eq!(r.updates, 4, "one update per closed RTT after the first");
+    // At T_high exactly, rising: still the gradient region (a cut), not the T_high rule (factor 1 there).
+    let before = r.rate;
+    assert_eq!(close(&mut r, 500), Update::GradientDecrease);
+    assert!(r.rate < before);
+    // Above T_high: R·(1 − β·(1 − T_high/rtt)), β = 0.8.
+    let before = r.rate;
+    assert_eq!(close(&mut r, 600), Update::HighDecrease);
+    assert_eq!(r.rate, (before * (1.0 - 0.8 * (1.0 - 500.0 * US as f64 / (600 * US) as f64))).max(100e6));
+    assert_eq!(r.updates, 6, "one update per closed RTT after the first");
 }
 
 #[test]
