@@ -11,9 +11,9 @@ Unless the scenario's controller sets them, the episodes use the offline column 
 parameter sharing (§6): Adam's learning rate 1e-3, minibatch 64, every agent uploading each transition to
 the global memory, one training step of the shared model on it per interval Δt and the shared model pushed
 to every agent at once (the agents take no steps of their own: the push would overwrite them within the
-same interval), and exploration that decays linearly
-over the whole training — ε from 1.0 at the first episode to 0.05 at `explore` of the episodes (default
-60 %), then 0.05 — carried across episodes by giving each its own stretch of the schedule.
+same interval), and exploration that decays linearly over the whole training — ε from 1.0 at the first
+episode to 0.05 at `explore` of the episodes (default 60 %), then 0.05 — carried across episodes by giving
+each its own stretch of the schedule.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from . import _core
 from .results import run
 from .scenario import FileScenario, ScenarioError, get, override
 
@@ -35,22 +36,18 @@ WORKLOADS = ("web_search", "data_mining", "hadoop")
 # push of the same interval, so they are never taken.
 OFFLINE = {"lr": 1e-3, "batch": 64, "upload_every": 1, "sync_batches": 1, "train_every": 2**62}
 EPS_START, EPS_END = 1.0, 0.05
-_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+LOADS = (0.3, 0.5, 0.7, 0.9)
 
 
-def _seconds(text: str, field: str) -> float:
-    """A duration string of the scenario language ("200ms", "500us") in seconds."""
-    t = str(text).strip()
-    for unit in sorted(_UNITS, key=len, reverse=True):
-        if t.endswith(unit):
-            try:
-                v = float(t[: -len(unit)]) * _UNITS[unit]
-            except ValueError:
-                break
-            if v > 0:
-                return v
-            break
-    raise ScenarioError(field, f"`{text}` is not a positive duration, e.g. \"200ms\"")
+def _us(text: str, field: str) -> float:
+    """A positive duration string ("200ms", "500us") in µs, by the core's parser."""
+    try:
+        v = _core.parse_time_us(str(text))
+    except _core.ConfigError as e:
+        raise ScenarioError(field, str(e)) from None
+    if v <= 0:
+        raise ScenarioError(field, f"`{text}` must be a positive duration, e.g. \"200ms\"")
+    return v
 
 
 def epsilon_at(progress: float, explore: float) -> float:
@@ -58,7 +55,6 @@ def epsilon_at(progress: float, explore: float) -> float:
     if explore <= 0 or progress >= explore:
         return EPS_END
     return EPS_START + (EPS_END - EPS_START) * progress / explore
-LOADS = (0.3, 0.5, 0.7, 0.9)
 
 
 def _check(sc: FileScenario) -> None:
@@ -91,7 +87,7 @@ def train(
         raise ScenarioError("--explore", "the share of episodes over which ε decays is in [0, 1], e.g. 0.6")
     _check(scenario)
     ctl = scenario.as_dict()["switch"]["controller"]
-    per_episode = max(1, round(_seconds(episode, "--episode") / _seconds(ctl.get("interval", "500us"), "switch.controller.interval")))
+    per_episode = max(1, round(_us(episode, "--episode") / _us(ctl.get("interval", "500us"), "switch.controller.interval")))
     out = Path(out).resolve()
     if not out.parent.is_dir():
         raise ScenarioError("-o", f"the folder {out.parent} does not exist")
