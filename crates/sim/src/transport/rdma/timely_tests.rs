@@ -232,10 +232,13 @@ fn per_rtt_regions_at_their_boundaries() {
     let before = r.rate;
     assert_eq!(close(&mut r, 500), Update::GradientDecrease);
     assert!(r.rate < before);
-    // Above T_high: R·(1 − β·(1 − T_high/rtt)), β = 0.8.
+    // Above T_high: R·(1 − β·(1 − T_high/rtt)), β = 0.8 — from 10 Gb/s, so that no wrong factor hides
+    // behind the R_min clamp.
+    r.rate = 10e9;
     let before = r.rate;
     assert_eq!(close(&mut r, 600), Update::HighDecrease);
-    assert_eq!(r.rate, (before * (1.0 - 0.8 * (1.0 - 500.0 * US as f64 / (600 * US) as f64))).max(100e6));
+    assert_eq!(r.rate, before * (1.0 - 0.8 * (1.0 - 500.0 * US as f64 / (600 * US) as f64)));
+    assert!((r.rate - 10e9 * (1.0 - 0.8 / 6.0)).abs() < 1.0, "{}", r.rate);
     assert_eq!(r.updates, 6, "one update per closed RTT after the first");
 }
 
