@@ -170,6 +170,15 @@ fn tcd_holds_the_rate_on_ue_in_the_gradient_region_only() {
     let mut n = reference_at(10e9);
     n.on_ack(0, 30 * US, 0, 0, Echo::None);
     assert_eq!(n.on_ack(10 * US, 40 * US, 0, 0, Echo::Ue), Update::GradientDecrease);
+    // Per RTT (timely_hpcc) the same: UE in the gradient region holds, no mark there cuts.
+    let mut p = Spec::hpcc();
+    p.tcd = true;
+    let mut h = Rate::new(p.at(G40));
+    h.rate = 10e9;
+    h.on_ack(0, 60 * US, 1, 10_000, Echo::None);
+    assert_eq!(h.on_ack(0, 70 * US, 10_001, 20_000, Echo::Ue), Update::Held);
+    assert_eq!(h.rate, 10e9);
+    assert_eq!(h.on_ack(0, 80 * US, 20_001, 30_000, Echo::None), Update::GradientDecrease);
 }
 
 #[test]
@@ -213,30 +222,31 @@ fn per_rtt_regions_at_their_boundaries() {
     let mut r = Rate::new(Spec::hpcc().at(G40));
     r.rate = 10e9;
     let mut seq = 0;
-    let mut close = |r: &mut Rate, rtt_us: u64| {
+    let mut close = |r: &mut Rate, rtt_us: u64, echo: Echo| {
         let ack = seq + 1;
         seq += 10_000;
-        r.on_ack(0, rtt_us * US, ack, seq, Echo::None)
+        r.on_ack(0, rtt_us * US, ack, seq, echo)
     };
-    assert_eq!(close(&mut r, 30), Update::NoUpdate, "the first RTT only records");
+    assert_eq!(close(&mut r, 30, Echo::None), Update::NoUpdate, "the first RTT only records");
     // Below T_low the rate rises even with a rising RTT (positive gradient).
-    assert_eq!(close(&mut r, 40), Update::Increase);
+    assert_eq!(close(&mut r, 40, Echo::None), Update::Increase);
     // At T_low exactly, rising: the gradient region, which cuts.
-    assert_eq!(close(&mut r, 50), Update::GradientDecrease);
-    assert_eq!(close(&mut r, 200), Update::GradientDecrease);
+    assert_eq!(close(&mut r, 50, Echo::None), Update::GradientDecrease);
+    assert_eq!(close(&mut r, 200, Echo::None), Update::GradientDecrease);
     // Between T_low and T_high with a falling RTT (negative gradient): an increase.
     assert!(r.rtt_diff > 0.0);
-    assert_eq!(close(&mut r, 100), Update::Increase);
+    assert_eq!(close(&mut r, 100, Echo::None), Update::Increase);
     assert!(r.rtt_diff < 0.0);
     // At T_high exactly, rising: still the gradient region (a cut), not the T_high rule (factor 1 there).
+    // The packet was UE-marked, which TIMELY without TCD ignores (no hold).
     let before = r.rate;
-    assert_eq!(close(&mut r, 500), Update::GradientDecrease);
+    assert_eq!(close(&mut r, 500, Echo::Ue), Update::GradientDecrease);
     assert!(r.rate < before);
     // Above T_high: R·(1 − β·(1 − T_high/rtt)), β = 0.8 — from 10 Gb/s, so that no wrong factor hides
     // behind the R_min clamp.
     r.rate = 10e9;
     let before = r.rate;
-    assert_eq!(close(&mut r, 600), Update::HighDecrease);
+    assert_eq!(close(&mut r, 600, Echo::None), Update::HighDecrease);
     assert_eq!(r.rate, before * (1.0 - 0.8 * (1.0 - 500.0 * US as f64 / (600 * US) as f64)));
     assert!((r.rate - 10e9 * (1.0 - 0.8 / 6.0)).abs() < 1.0, "{}", r.rate);
     assert_eq!(r.updates, 6, "one update per closed RTT after the first");
