@@ -72,7 +72,7 @@ def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.Data
     labels = [*settings(p), "ACC"]
     jobs = [(scenario(s, seed, p), {"setting": s, "seed": seed}) for seed in p["seeds"] for s in labels]
     raw = run_jobs(jobs, out, EXP, runner, fn=stats).drop(columns=["cache"])
-    raw["reward"] = 0.5 * raw["T"] + 0.5 * raw["D"]
+    raw["reward"] = 0.5 * raw["T"] + 0.5 * raw["D"]  # acc.md §4 with its default weights
     raw.to_csv(out / "check_runs.csv", index=False)
     sd = raw.pivot(index="setting", columns="seed", values="slowdown")
     fixed = sd.drop(index="ACC")
@@ -86,12 +86,12 @@ def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.Data
 
 
 def check(scale: str = "small", out: str | Path = "results/acc", runner: Runner | None = None, **overrides):
+    """`run` at a scale's preset, with keyword overrides of its keys."""
     return run(preset(PAPER, "check", scale, **overrides), out, runner)
 
 
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     raw, v = run(p, out, runner)
-    p = {"experiment": "check"} | p
     per = raw.pivot_table(index="setting", columns="seed", values="slowdown")
     terms = raw.groupby("setting", sort=False)[["slowdown", "short_slowdown", "large_fct_ms", "T", "D", "reward"]].mean()
     beats = ", ".join(f"seed {s}: {'yes' if b else 'no'}" for s, b in v["acc_beats_both"].items())
