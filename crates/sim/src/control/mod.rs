@@ -31,7 +31,8 @@ pub struct Tick<'a> {
     owned: &'a mut [Owned],
     mtu: u64,
     seed: u64,
-    log: &'a mut Vec<ControlRow>,
+    /// `controller_steps`, or `None` with `record.controller_steps = false` (no row is built).
+    log: Option<&'a mut Vec<ControlRow>>,
 }
 
 impl Tick<'_> {
@@ -88,7 +89,8 @@ impl Tick<'_> {
         let q = &mut port.queues[o.queue as usize];
         q.aqm.set_params(cfg, self.mtu, self.now)?;
         q.non_ect_drop = cfg.non_ect() == crate::aqm::NonEct::Drop;
-        self.log.push(ControlRow {
+        let Some(log) = self.log.as_deref_mut() else { return Ok(()) };
+        log.push(ControlRow {
             time: self.now,
             node: port.node,
             port: port.local,
@@ -103,9 +105,9 @@ impl Tick<'_> {
     }
 
     /// The `controller_steps` row of the change just made (`set_aqm`), for a controller to add its
-    /// reward, exploration rate, loss and state.
+    /// reward, exploration rate, loss and state; `None` when the run keeps no rows.
     pub fn last_step(&mut self) -> Option<&mut ControlRow> {
-        self.log.last_mut()
+        self.log.as_deref_mut().and_then(|l| l.last_mut())
     }
 }
 
@@ -289,19 +291,15 @@ impl Sim {
         let now = self.now();
         let seed = self.seed();
         let inst = &mut self.ctl.list[i as usize];
-        let rows_before = self.rec.controller_steps.len();
         let mut tick = Tick {
             now,
             ports: &mut self.net.ports,
             owned: &mut inst.owned,
             mtu: self.net.mtu as u64,
             seed,
-            log: &mut self.rec.controller_steps,
+            log: if self.ctl.keep_steps { Some(&mut self.rec.controller_steps) } else { None },
         };
         inst.ctl.on_tick(&mut tick);
-        if !self.ctl.keep_steps {
-            self.rec.controller_steps.truncate(rows_before);
-        }
         for o in inst.owned.iter_mut() {
             let port = &mut self.net.ports[o.port as usize];
             let q = &mut port.queues[o.queue as usize];

@@ -22,7 +22,7 @@ from ...scenario import load as load_scenario
 from ...scenario import ScenarioError, override
 from .. import preset
 from ..common import run_jobs, table
-from .common import DATA_QUEUE, EXP, PAPER, SECN1, SECN2_25G, model_path, where
+from .common import DATA_QUEUE, EXP, PAPER, SECN1, model_path, secn2, where
 
 BOTTLENECK = {"node": "sw0", "port": 8}  # check.toml: the switch's port towards host 8, the receiver
 SHORT, LARGE = 100_000, 1_000_000
@@ -30,8 +30,8 @@ SHORT, LARGE = 100_000, 1_000_000
 
 def settings(p: dict) -> dict[str, tuple[str, str, float]]:
     """The fixed (Kmin, Kmax, Pmax) settings: the two baselines and the preset's grid points."""
-    kmin, kmax, pmax = SECN2_25G
-    out = {"SECN1": (SECN1["kmin"], SECN1["kmax"], SECN1["pmax"]), "SECN2": (f"{kmin}B", f"{kmax}B", pmax)}
+    s2 = secn2("25Gbps")
+    out = {"SECN1": (SECN1["kmin"], SECN1["kmax"], SECN1["pmax"]), "SECN2": (s2["kmin"], s2["kmax"], s2["pmax"])}
     for s in p["grid_points"]:
         out[f"{s[0]}/{s[1]}/{s[2]}"] = (s[0], s[1], float(s[2]))
     return out
