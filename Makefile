@@ -30,7 +30,12 @@ chromium:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-test-python: build chromium
+# The optional extra dcnlab[ray], for the Ray backend's tests (python/tests/test_ray.py).
+$(VENV)/.ray: $(VENV)/.deps
+	$(PY) -m pip install -q "ray>=2.40"
+	touch $@
+
+test-python: build chromium $(VENV)/.ray
 	$(PY) -m pytest -q python/tests
 
 test: test-rust test-python

@@ -1,4 +1,5 @@
-"""The `dcnlab` command line: run, summary, compare, plot, report, validate, schema, sweep, reproduce, train, demo.
+"""The `dcnlab` command line: run, summary, compare, plot, report, validate, schema, sweep, reproduce, train, tune,
+demo.
 
 Every bad input ends in one line naming the field and the fix, with exit code 2 (`--debug` shows the
 traceback)."""
@@ -294,6 +295,31 @@ def schema_cmd(
     console.print(t)
 
 
+BACKEND_HELP = "Where the runs go: local (a process pool here) or ray (a Ray cluster; the extra dcnlab[ray])."
+ADDRESS_HELP = "With --backend ray: a running cluster (auto, HOST:PORT or ray://HOST:10001); default a new local one."
+
+
+def _runs_progress(every_s: float = 2.0):
+    """A progress callback for runners: `runs 12/40 (30 %), 35 s` on stderr, at most every `every_s`
+    seconds and when a batch completes."""
+    t0 = time.perf_counter()
+    last = [0.0]
+
+    def cb(done: int, total: int) -> None:
+        now = time.perf_counter() - t0
+        if done == total or now - last[0] >= every_s:
+            last[0] = now
+            err.print(f"runs {done}/{total} ({100 * done / max(total, 1):.0f} %), {now:.0f} s", highlight=False)
+
+    return cb
+
+
+def _runner(backend: str, jobs: int, address: Optional[str]):
+    from .sweep import make_runner
+
+    return make_runner(backend, jobs or None, address, progress=_runs_progress(), log=lambda m: err.print(m, highlight=False))
+
+
 @app.command("sweep")
 def sweep_cmd(
     base: Path = typer.Argument(..., help="Base scenario TOML file."),
@@ -303,27 +329,36 @@ def sweep_cmd(
     out: Path = typer.Option(Path("results/sweep"), "-o", "--out", help="Results folder (runs are cached here)."),
     set_: List[str] = typer.Option([], "--set", help="Override a key of the base scenario."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    backend: str = typer.Option("local", "--backend", help=BACKEND_HELP),
+    address: Optional[str] = typer.Option(None, "--address", help=ADDRESS_HELP),
 ) -> None:
-    """Every combination of the grid × seeds, on all cores; one table with mean and 95% CI across seeds."""
+    """Every combination of the grid × seeds, on all cores or a Ray cluster; one table with mean and 95% CI
+    across seeds."""
     import itertools
     import os
 
     from .results import estimate
-    from .sweep import ProcessRunner, parse_grid, sweep
+    from .sweep import parse_grid, sweep
 
     sc = override(FileScenario.open(base), _sets(set_))
     g = dict(parse_grid(s) for s in grid)
-    # Every combination is counted before any is built; the runs that share the machine at once must fit.
+    # Every combination is counted before any is built; the runs that share the machine at once must fit
+    # (on a cluster, one run per worker).
     base_dir = str(base.resolve().parent)
     combos = [dict(zip(g, c)) for c in itertools.product(*g.values())]
     ests = [(f"{base} " + " ".join(f"{k}={v}" for k, v in c.items()), estimate(override(sc, c), base_dir)) for c in combos]
-    _check_memory(ests, force, at_once=min(jobs or os.cpu_count() or 1, len(combos) * (seeds or 1)))
+    at_once = 1 if backend == "ray" else min(jobs or os.cpu_count() or 1, len(combos) * (seeds or 1))
+    _check_memory(ests, force, at_once=at_once)
     _writable(out)
+    runner = _runner(backend, jobs, address)
     t0 = time.perf_counter()
-    runs, agg = sweep(
-        sc, g, seeds=seeds, out=out, runner=ProcessRunner(jobs or None), base_dir=str(base.resolve().parent),
-        on_done=lambda todo, total: err.print(f"{todo} of {total} runs computed, {total - todo} from cache"),
-    )
+    try:
+        runs, agg = sweep(
+            sc, g, seeds=seeds, out=out, runner=runner, base_dir=base_dir,
+            on_done=lambda todo, total: err.print(f"{todo} of {total} runs computed, {total - todo} from cache"),
+        )
+    finally:
+        runner.close()
     t = Table(title=f"sweep: {len(runs)} runs in {time.perf_counter() - t0:.1f} s ({out})", title_justify="left")
     keys = list(g)
     show = ["all:fct_mean", "all:sd_mean", "all:sd_p99", "(0B, 100KB]:sd_p99", "(10MB, inf]:fct_mean"]
@@ -347,6 +382,8 @@ def reproduce_cmd(
     jobs: int = typer.Option(0, "-j", "--jobs", min=0, help="Parallel runs (default: all cores)."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Results folder (default results/PAPER)."),
     only: Optional[str] = typer.Option(None, "--only", help="Comma-separated experiments to run (default: all)."),
+    backend: str = typer.Option("local", "--backend", help=BACKEND_HELP),
+    address: Optional[str] = typer.Option(None, "--address", help=ADDRESS_HELP),
 ) -> None:
     """Run a paper's experiments, write its figures next to the paper's numbers, and an HTML report."""
     from . import reproduce
@@ -357,7 +394,11 @@ def reproduce_cmd(
         reproduce.check(paper, scale, names)
     except reproduce.UnknownName as e:
         raise UserError(str(e)) from None
-    reproduce.reproduce(paper, scale, out, jobs or None, log=lambda m: console.print(m), only=names)
+    runner = _runner(backend, jobs, address)
+    try:
+        reproduce.reproduce(paper, scale, out, log=lambda m: console.print(m), only=names, runner=runner)
+    finally:
+        runner.close()
 
 
 @app.command("train")
@@ -389,6 +430,57 @@ def train_cmd(
 
     table = train(sc, out, episodes, episode, lv, wl, progress=shown, explore=explore)
     console.print(f"model written to {out} ({out.stat().st_size:,} bytes) after {len(table)} episodes")
+
+
+@app.command("tune")
+def tune_cmd(
+    rate: str = typer.Option(..., "--rate", help="Link rate of the fabric, e.g. 10Gbps."),
+    rtt: str = typer.Option(..., "--rtt", help="RTT samples in µs, one a line, or a CDF file (`rtt_us cumulative_probability`, data/rtt/ format)."),
+    transport: str = typer.Option(..., "--transport", help="dctcp, ecn_star or dcqcn (RoCE over PFC)."),
+    workload: str = typer.Option("web_search", "--workload", help="web_search, data_mining, hadoop, storage, google_rpc or a flow-size CDF file."),
+    loads: str = typer.Option("0.3,0.6,0.9", "--loads", help="Loads of the leaf uplinks to verify at."),
+    flows: int = typer.Option(2000, "--flows", min=1, help="Flows per run."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Seeds per candidate and load."),
+    jobs: int = typer.Option(0, "-j", "--jobs", min=0, help="Parallel runs (default: all cores)."),
+    out: Path = typer.Option(Path("results/tune"), "-o", "--out", help="Results folder (runs are cached here)."),
+    no_verify: bool = typer.Option(False, "--no-verify", help="Print the settings by the rules only; simulate nothing."),
+    lam: float = typer.Option(1.0, "--lam", help="λ of K = λ·C·RTT (1: ECN♯'s numbers; DCTCP's bound is 1/7)."),
+    percentile: float = typer.Option(90.0, "--percentile", help="The high RTT percentile of \"Tail\" (ECN♯ §2.3: 90)."),
+    tolerance: float = typer.Option(0.10, "--tolerance", help="How far above the best large-flow mean FCT a recommended setting may be."),
+    fabric: str = typer.Option("8x8x16", "--fabric", help="SPINESxLEAVESxHOSTS_PER_LEAF of the verification leaf-spine."),
+    link_delay: str = typer.Option("1us", "--link-delay", help="Propagation delay of every link of that fabric."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    backend: str = typer.Option("local", "--backend", help=BACKEND_HELP),
+    address: Optional[str] = typer.Option(None, "--address", help=ADDRESS_HELP),
+) -> None:
+    """ECN settings by the papers' rules from a link rate and an RTT distribution, verified by simulation."""
+    from .results import estimate
+    from .tune import tune
+    from .tune.report import rules_table, stats_line, tradeoff_table
+
+    _writable(out)
+
+    def check(adv, todo) -> None:  # before anything is built
+        ests = [(f"{lab['candidate']} at load {lab['load']:g}", estimate(sc, str(out.resolve()))) for sc, lab in todo]
+        _check_memory(ests, force, at_once=1 if backend == "ray" else min(jobs or os.cpu_count() or 1, len(todo)))
+
+    runner = _runner(backend, jobs, address)
+    try:
+        adv = tune(rate, rtt, transport, workload, loads, flows, seeds, out, runner, simulate=not no_verify, lam=lam,
+                   percentile=percentile, tolerance=tolerance, fabric=fabric, link_delay=link_delay, on_plan=check)
+    finally:
+        runner.close()
+    console.print(stats_line(adv), highlight=False)
+    if adv.base_rtt_us is not None:
+        console.print(f"verified on a {adv.fabric}; its own base RTT {adv.base_rtt_us:.2f} µs, the rest of each RTT is "
+                      "extra delay at the sender, drawn per flow", highlight=False)
+    console.print(rules_table(adv))
+    if adv.table is not None:
+        console.print(tradeoff_table(adv))
+        console.print(f"recommended: {adv.recommended} — {adv.why}", highlight=False)
+    else:
+        console.print("not verified (--no-verify): nothing is recommended", highlight=False)
+    console.print(f"{', '.join(str(f) for f in adv.files)} ({adv.wall_s:.1f} s)", highlight=False)
 
 
 @app.command("demo")

@@ -26,6 +26,9 @@ class ScenarioError(_core.ConfigError):
         self.field = field
         self.detail = message
 
+    def __reduce__(self):  # rebuilt whole in the process a worker (a pool's or Ray's) sends it to
+        return (type(self), (self.field, self.detail))
+
 
 def read_text(path: str | Path) -> str:
     """A scenario file's text; a file that is not UTF-8 text (binary, UTF-16) is one clear error."""

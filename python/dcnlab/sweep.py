@@ -1,7 +1,9 @@
-"""Parameter sweeps: every combination of a grid × seeds, run on all cores, cached by scenario hash.
+"""Parameter sweeps: every combination of a grid × seeds, run on all cores or a Ray cluster, cached by
+scenario hash.
 
-The runner is swappable: anything with `map(fn, items)` returning results in order (a process pool here;
-a Ray backend can be added behind the same interface)."""
+The runner is swappable: anything with `map(fn, jobs)` returning `fn(job)` for every job, in order. A job
+is `(scenario, base_dir, cache_dir)` and `fn` finds or makes the run's records in `cache_dir` through
+`cached_result`; runners call `progress(done, total)` as jobs finish."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import itertools
 import json
 import math
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
@@ -19,28 +21,71 @@ from .results import DamagedResult, load, run, summary, validate
 from .scenario import FileScenario, ScenarioError, override, parse_value, scenario_hash
 
 STATS = ("fct_mean", "fct_p99", "sd_mean", "sd_p50", "sd_p99")
+BACKENDS = ("local", "ray")
+
+Progress = Callable[[int, int], None]
 
 
 class Runner(Protocol):
     def map(self, fn: Callable[[Any], Any], items: list[Any]) -> Iterable[Any]: ...
 
+    def close(self) -> None: ...
+
 
 class SerialRunner:
+    """One job after the other in this process."""
+
+    def __init__(self, progress: Progress | None = None):
+        self.progress = progress
+
     def map(self, fn, items):
-        return map(fn, items)
+        out = []
+        for i, it in enumerate(items):
+            out.append(fn(it))
+            if self.progress:
+                self.progress(i + 1, len(items))
+        return out
+
+    def close(self) -> None:
+        pass
 
 
 class ProcessRunner:
     """A local process pool (one simulation per core)."""
 
-    def __init__(self, jobs: int | None = None):
+    def __init__(self, jobs: int | None = None, progress: Progress | None = None):
         self.jobs = jobs or os.cpu_count() or 1
+        self.progress = progress
 
     def map(self, fn, items):
         if self.jobs <= 1 or len(items) <= 1:
-            return map(fn, items)
-        with ProcessPoolExecutor(max_workers=self.jobs) as ex:
-            return list(ex.map(fn, items))
+            return SerialRunner(self.progress).map(fn, items)
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(items))) as ex:
+            futures = {ex.submit(fn, it): i for i, it in enumerate(items)}
+            out: list[Any] = [None] * len(items)
+            for done, f in enumerate(as_completed(futures), 1):
+                out[futures[f]] = f.result()
+                if self.progress:
+                    self.progress(done, len(items))
+            return out
+
+    def close(self) -> None:
+        pass
+
+
+def make_runner(backend: str = "local", jobs: int | None = None, address: str | None = None,
+                progress: Progress | None = None, log: Callable[[str], None] | None = None) -> Runner:
+    """The runner a command line asks for: `local` (a process pool of `jobs`, default all cores) or
+    `ray` (a Ray cluster at `address`, default a new local one of `jobs` CPUs; `dcnlab[ray]`)."""
+    if backend == "local":
+        if address is not None:
+            raise ScenarioError("--address", "is for `--backend ray`; the local backend runs on this machine")
+        return ProcessRunner(jobs, progress)
+    if backend == "ray":
+        from .ray_runner import RayRunner
+
+        return RayRunner(address=address, jobs=jobs, progress=progress, log=log)
+    raise ScenarioError("--backend", f"unknown backend `{backend}`; use one of: {', '.join(BACKENDS)}")
 
 
 def _split_top(s: str) -> list[str]:

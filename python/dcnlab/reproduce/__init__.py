@@ -77,15 +77,16 @@ def check(name: str, scale: str, only: list[str] | None) -> ModuleType:
 
 
 def reproduce(name: str, scale: str = "small", out: str | Path | None = None, jobs: int | None = None,
-              log: Callable[[str], None] = print, only: list[str] | None = None) -> Path:
+              log: Callable[[str], None] = print, only: list[str] | None = None, runner=None) -> Path:
     """Run a paper's experiments (all, or those named in `only`) at a scale; each writes its tables and
-    figures under `out` and returns its part of the HTML page, which is written last. Returns the page."""
+    figures under `out` and returns its part of the HTML page, which is written last. Returns the page.
+    The runs go to `runner` (default: a process pool of `jobs`; `sweep.make_runner` gives a Ray one)."""
     from ..report import page
     from ..sweep import ProcessRunner
 
     mod = check(name, scale, only)
     out = Path(out) if out is not None else Path("results") / name
-    runner = ProcessRunner(jobs)
+    runner = runner or ProcessRunner(jobs)
     body = [f"<h1>{html.escape(mod.TITLE)}</h1>",
             f"<p>scale: {html.escape(scale)}. What each figure reproduces, what the paper reports and what we "
             f"measure: experiments/{html.escape(name)}/README.md.</p>"]
