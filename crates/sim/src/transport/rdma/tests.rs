@@ -201,6 +201,23 @@ fn hpcc_timer_only_first_cnp_periodic_alpha_and_stages_exact() {
 }
 
 #[test]
+fn decrease_checks_keep_the_grid_of_the_first_cnp_and_cnps_are_counted() {
+    // Timer-only DCQCN (HPCC preset, checks every 4 µs): the first CNP at 3 µs puts every later check on
+    // 3 + 4m µs, so a CNP at 350 µs waits for the check at 351 µs (not 352 or 359 µs: a grid from 0, or
+    // one whose step is taken from now + epoch).
+    let mut rp = Rp::new(params(Preset::DcqcnHpcc, 100_000_000_000));
+    rp.on_cnp(3 * US);
+    assert_eq!(rp.next_deadline(), Some(7 * US));
+    rp.on_time(7 * US);
+    assert_eq!(rp.on_time(307 * US), Some(Step::FastRecovery));
+    rp.on_cnp(350 * US);
+    assert_eq!(rp.next_deadline(), Some(351 * US));
+    assert_eq!((rp.cnps, rp.cuts), (2, 1));
+    rp.on_time(351 * US);
+    assert_eq!((rp.cnps, rp.cuts), (2, 2));
+}
+
+#[test]
 fn target_rate_reset_divides_a_far_target_by_eight() {
     let mut rp = Rp::new(params(Preset::DcqcnNs3, G40));
     for i in 0..4 {
