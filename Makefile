@@ -35,7 +35,12 @@ $(VENV)/.ray: $(VENV)/.deps
 	$(PY) -m pip install -q "ray>=2.40"
 	touch $@
 
-test-python: build chromium $(VENV)/.ray
+# The optional extra dcnlab[rl], for the Gymnasium environment's tests (python/tests/test_rl.py).
+$(VENV)/.rl: $(VENV)/.deps
+	$(PY) -m pip install -q "gymnasium>=0.29"
+	touch $@
+
+test-python: build chromium $(VENV)/.ray $(VENV)/.rl
 	$(PY) -m pytest -q python/tests
 
 test: test-rust test-python

@@ -15,6 +15,8 @@ use pythonize::depythonize;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+mod env;
+
 create_exception!(_core, ConfigError, PyValueError, "A scenario error naming the field and the fix.");
 create_exception!(
     _core,
@@ -272,6 +274,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(table_meanings, m)?)?;
+    m.add_class::<env::AccSession>()?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
     m.add("Interrupted", m.py().get_type_bound::<Interrupted>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

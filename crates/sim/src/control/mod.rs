@@ -7,6 +7,7 @@
 //! one line in the `registry!` below.
 
 pub mod acc;
+pub mod env;
 pub mod schedule;
 
 use crate::aqm::{Aqm, AqmCfg, Hooks};
@@ -116,6 +117,11 @@ pub trait Control {
     /// The first tick, or the tick after one at `now`; `None`: no more ticks.
     fn next_tick(&self, now: Option<Time>) -> Option<Time>;
     fn on_tick(&mut self, tick: &mut Tick);
+    /// The tick just handled left its decisions to the host program (`dcnlab.rl`): the run pauses there
+    /// until they come (`Sim::env_act`).
+    fn awaiting(&self) -> bool {
+        false
+    }
     /// The run ends: write what the controller keeps (a model file); an error fails the run.
     fn on_end(&mut self) -> Result<(), String> {
         Ok(())
@@ -159,6 +165,11 @@ macro_rules! registry {
             fn on_tick(&mut self, tick: &mut Tick) {
                 match self {
                     $( Controller::$variant(c) => c.on_tick(tick), )*
+                }
+            }
+            fn awaiting(&self) -> bool {
+                match self {
+                    $( Controller::$variant(c) => c.awaiting(), )*
                 }
             }
             fn on_end(&mut self) -> Result<(), String> {
@@ -300,6 +311,18 @@ impl Sim {
             log: if self.ctl.keep_steps { Some(&mut self.rec.controller_steps) } else { None },
         };
         inst.ctl.on_tick(&mut tick);
+        if inst.ctl.awaiting() {
+            self.set_pause(true);
+            return;
+        }
+        self.end_tick(i);
+    }
+
+    /// After a controller's decisions at `now`: the counters its next interval starts from, the AQMs'
+    /// own tick, and its next tick.
+    pub(crate) fn end_tick(&mut self, i: u32) {
+        let now = self.now();
+        let inst = &mut self.ctl.list[i as usize];
         for o in inst.owned.iter_mut() {
             let port = &mut self.net.ports[o.port as usize];
             let q = &mut port.queues[o.queue as usize];

@@ -68,6 +68,8 @@ impl Sim {
             seed: sc.seed,
             stop_time: sc.stop_time(),
             all_flows_done: sc.stop.all_flows_done,
+            pause: false,
+            watch: sc.stop.all_flows_done,
             failure: None,
             halted: Vec::new(),
             warmup: sc.warmup.map(|w| w.0).unwrap_or(0),

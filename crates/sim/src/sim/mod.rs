@@ -72,6 +72,10 @@ pub struct Sim {
     seed: u64,
     stop_time: Time,
     all_flows_done: bool,
+    /// A controller awaits the host program's decisions (`control/env.rs`): the run stops at the tick.
+    pause: bool,
+    /// `all_flows_done || pause`: the one flag the loop reads per event.
+    watch: bool,
     /// Why the run failed (a lossless drop, a PFC deadlock with `on_deadlock = "fail"`) and when; it stops
     /// there (`Ev::Halt`).
     failure: Option<(Time, String)>,
@@ -116,7 +120,7 @@ impl Model for Sim {
 
     #[inline]
     fn done(&self) -> bool {
-        self.all_flows_done && self.work.active_flows == 0 && self.work.exhausted()
+        self.watch && (self.pause || (self.all_flows_done && self.work.active_flows == 0 && self.work.exhausted()))
     }
 
     fn exhausted(&self) -> bool {
@@ -125,6 +129,16 @@ impl Model for Sim {
 }
 
 impl Sim {
+    /// Whether the run stopped at a tick awaiting the host program's decisions.
+    pub fn paused(&self) -> bool {
+        self.pause
+    }
+
+    pub(crate) fn set_pause(&mut self, on: bool) {
+        self.pause = on;
+        self.watch = self.all_flows_done || on;
+    }
+
     /// Current simulated time.
     #[inline]
     pub fn now(&self) -> Time {

@@ -83,6 +83,17 @@ pub struct Acc {
     pub transitions_shared: u64,
     /// `save_model`: where the learnt model goes when the run ends.
     pub save_to: Option<String>,
+    /// Decisions made by the host program (`dcnlab.rl`) instead of the agents' networks.
+    external: Option<External>,
+}
+
+/// The host program decides: at each tick every agent observes and the run pauses (`awaiting`) until
+/// `act_external` applies the host's actions at the same instant.
+#[derive(Default)]
+struct External {
+    /// The steps observed at the tick awaiting its actions (`None`: a queue that no longer runs RED).
+    steps: Vec<Option<Step>>,
+    pending: bool,
 }
 
 /// Raw per-interval quantities behind the features and the reward.
@@ -95,7 +106,48 @@ struct Sample {
 
 impl Acc {
     pub fn new(p: Params, init: Option<Mlp>, templates: Vec<Template>) -> Acc {
-        Acc { p, init, templates, agents: Vec::new(), central: None, frozen: None, acts: Acts::default(), idx: Vec::new(), transitions_shared: 0, save_to: None }
+        Acc { p, init, templates, agents: Vec::new(), central: None, frozen: None, acts: Acts::default(), idx: Vec::new(), transitions_shared: 0, save_to: None, external: None }
+    }
+
+    /// Let the host program make every decision (`dcnlab.rl`): the agents observe and are rewarded as
+    /// ever, but choose nothing and learn nothing. Refused for a controller that learns during the run.
+    pub fn make_external(&mut self) -> Result<(), String> {
+        if self.p.training != Training::None {
+            return Err("the agents would learn beside the host program's decisions; set `training = \"none\"`".into());
+        }
+        self.external = Some(External::default());
+        Ok(())
+    }
+
+    /// At a tick awaiting the host's actions: each agent's state (`history` samples, oldest first;
+    /// flat, agent by agent) and the reward of its previous action (NaN before its first).
+    pub fn external_view(&self) -> Option<(Vec<F>, Vec<F>)> {
+        let ex = self.external.as_ref().filter(|e| e.pending)?;
+        let states = self.agents.iter().flat_map(|a| a.state.iter().copied()).collect();
+        let rewards = ex.steps.iter().map(|s| s.and_then(|s| s.reward).unwrap_or(F::NAN)).collect();
+        Some((states, rewards))
+    }
+
+    /// The host's actions for the tick awaiting them, one per agent: a grid index, or −1 to keep the
+    /// agent's previous setting (the scenario's own before its first action).
+    pub fn act_external(&mut self, tick: &mut Tick, actions: &[i64]) -> Result<(), String> {
+        let n = self.p.grid.len();
+        let ex = self.external.as_mut().filter(|e| e.pending).ok_or("no decision is awaited")?;
+        if actions.len() != ex.steps.len() {
+            return Err(format!("{} actions for {} agents", actions.len(), ex.steps.len()));
+        }
+        if let Some((i, a)) = actions.iter().enumerate().find(|(_, &a)| a < -1 || a >= n as i64) {
+            return Err(format!("action {a} of agent {i} is outside 0..{n} (or −1 to keep the setting)"));
+        }
+        ex.pending = false;
+        let steps = std::mem::take(&mut ex.steps);
+        for (i, (step, &a)) in steps.into_iter().zip(actions).enumerate() {
+            let chosen = if a >= 0 { Some(a as usize) } else { self.agents[i].prev_action };
+            if let (Some(step), Some(a)) = (step, chosen) {
+                self.act(i, a, step, tick);
+            }
+        }
+        Ok(())
     }
 
     /// Parameter count, model size and cost per decision (acc.md §9).
@@ -205,11 +257,39 @@ impl Acc {
         })
     }
 
-    /// One agent's decision at a tick.
+    /// One agent's decision at a tick: observe, choose ε-greedily, act.
     fn decide(&mut self, i: usize, tick: &mut Tick) {
+        let Some(step) = self.observe_queue(i, tick) else { return };
+        // ε-greedy: one uniform draw per decision whatever the outcome, so the stream's use does not
+        // depend on the network.
+        let p = &self.p;
+        let ag = &mut self.agents[i];
+        let eps = p.epsilon(ag.decisions);
+        let explore = rng::unit(&mut ag.rng) < eps;
+        let n_actions = p.grid.len();
+        let a = if explore {
+            ((ag.rng.next_u64() as u128 * n_actions as u128) >> 64) as usize
+        } else {
+            let q = match (&mut ag.learner, &self.frozen) {
+                (Some(l), _) => l.q_values(&ag.state),
+                (None, Some(m)) => {
+                    m.forward(&ag.state, &mut self.acts);
+                    self.acts.out()
+                }
+                (None, None) => unreachable!("an agent has a network"),
+            };
+            p.head.greedy(q)
+        };
+        self.act(i, a, Step { epsilon: eps as F, explored: explore, ..step }, tick);
+    }
+
+    /// Agent `i` at a tick, before it acts: the sample of the interval just ended becomes the newest part
+    /// of its state (s_{t+1}), the previous action gets its reward, and the transition goes to memory.
+    /// `None` for a queue that no longer runs RED.
+    fn observe_queue(&mut self, i: usize, tick: &mut Tick) -> Option<Step> {
         let c = tick.counters(i);
         let (qlen, rate) = tick.queue_bytes(i);
-        let Aqm::Red(red) = tick.aqm(i) else { return };
+        let Aqm::Red(red) = tick.aqm(i) else { return None };
         let sample = self.observe(&c, qlen, rate, &red.params);
         let reward = self.reward(&sample);
         let p = &self.p;
@@ -237,30 +317,17 @@ impl Acc {
             }
         }
         ag.idle = idle_now;
-        // ε-greedy: one uniform draw per decision whatever the outcome, so the stream's use does not
-        // depend on the network.
-        let eps = p.epsilon(ag.decisions);
-        let explore = rng::unit(&mut ag.rng) < eps;
-        let n_actions = p.grid.len();
-        let a = if explore {
-            ((ag.rng.next_u64() as u128 * n_actions as u128) >> 64) as usize
-        } else {
-            let q = match (&mut ag.learner, &self.frozen) {
-                (Some(l), _) => l.q_values(&ag.state),
-                (None, Some(m)) => {
-                    m.forward(&ag.state, &mut self.acts);
-                    self.acts.out()
-                }
-                (None, None) => unreachable!("an agent has a network"),
-            };
-            p.head.greedy(q)
-        };
+        Some(step)
+    }
+
+    /// Agent `i` applies grid setting `a` at once, trains locally if it is its turn, and logs the step.
+    fn act(&mut self, i: usize, a: usize, mut step: Step, tick: &mut Tick) {
+        let p = &self.p;
+        let ag = &mut self.agents[i];
         tick.set_aqm(i, &Self::red_cfg(&ag.template, a, p)).expect("ACC sets RED on a RED queue");
         ag.prev_action = Some(a);
         ag.decisions += 1;
-        step.epsilon = eps as F;
         step.action = a;
-        step.explored = explore;
         // Train locally every `train_every` decisions once the memory holds `warmup` transitions.
         if let (Some(l), Some(mem)) = (ag.learner.as_mut(), ag.mem.as_ref()) {
             if ag.decisions % p.train_every == 0 && mem.len() >= p.warmup.max(1) {
@@ -326,10 +393,19 @@ impl Control for Acc {
         if self.agents.is_empty() && !self.templates.is_empty() {
             self.start(tick.seed());
         }
+        if self.external.is_some() {
+            let steps = (0..tick.len()).map(|i| self.observe_queue(i, tick)).collect();
+            self.external = Some(External { steps, pending: true });
+            return;
+        }
         for i in 0..tick.len() {
             self.decide(i, tick);
         }
         self.share(tick.now);
+    }
+
+    fn awaiting(&self) -> bool {
+        self.external.as_ref().is_some_and(|e| e.pending)
     }
 
     /// `save_model`: the learnt model to its file.
