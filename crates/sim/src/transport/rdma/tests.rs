@@ -218,6 +218,31 @@ fn decrease_checks_keep_the_grid_of_the_first_cnp_and_cnps_are_counted() {
 }
 
 #[test]
+fn the_byte_counter_halves_in_hyper_increase_only() {
+    // ns-3 DCQCN (byte counter 150 KB, F = 5, halved in hyper increase): after a cut, 75 KB make no
+    // increase; five 150 KB and five timer periods take both counters to F, into hyper increase, where
+    // 75 KB (not 74,999 B, nor 300 KB) make the next one.
+    let mut rp = Rp::new(params(Preset::DcqcnNs3, G40));
+    rp.on_cnp(0);
+    rp.on_sent(75_000, 0);
+    assert_eq!(rp.bc_cnt, 0, "not in hyper: the whole 150 KB");
+    rp.on_sent(75_000, 0);
+    assert_eq!(rp.bc_cnt, 1);
+    for _ in 0..4 {
+        rp.on_sent(150_000, 0);
+    }
+    let mut last = None;
+    for k in 1..=5 {
+        last = rp.on_time(k * 1500 * US);
+    }
+    assert_eq!((rp.t_cnt, rp.bc_cnt, last), (5, 5, Some(Step::Hyper)));
+    rp.on_sent(74_999, 7500 * US);
+    assert_eq!(rp.bc_cnt, 5);
+    rp.on_sent(1, 7500 * US);
+    assert_eq!(rp.bc_cnt, 6, "half the byte counter in hyper increase");
+}
+
+#[test]
 fn target_rate_reset_divides_a_far_target_by_eight() {
     let mut rp = Rp::new(params(Preset::DcqcnNs3, G40));
     for i in 0..4 {

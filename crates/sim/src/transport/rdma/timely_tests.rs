@@ -327,3 +327,17 @@ fn dcqcn_ue_holds_the_rate_and_restarts_the_increase_stages() {
     rp.on_time(85 * US);
     assert_eq!((rp.rc, rp.alpha), (rc, alpha * (1.0 - p.g)));
 }
+
+#[test]
+fn a_ue_leaves_a_periodic_alpha_timer_alone() {
+    // HPCC's timer-only DCQCN updates α on its own 1 µs timer from the first CNP: a UE at 2.5 µs must not
+    // restart it (only the per-CNP α of the paper's model restarts at a UE, as above), so by 4 µs α has
+    // decayed four periods, not three.
+    let p = super::config::DcqcnSpec::preset(super::config::Preset::DcqcnHpcc).at(100_000_000_000);
+    let keep = 1.0 - p.g;
+    let mut rp = dcqcn::Rp::new(p);
+    rp.on_cnp(0);
+    rp.on_ue(2 * US + US / 2);
+    rp.touch(4 * US);
+    assert_eq!(rp.alpha, keep * keep * keep * keep);
+}
