@@ -6,15 +6,18 @@ The three schemes of a workload, load and seed see the same flows (the traffic's
 stream of the seed); ACC's agents start from the pre-trained model and go on learning during the run."""
 
 from . import check as _check
+from . import heterogeneous as _heterogeneous
 from . import large_scale as _large_scale
 from .check import check  # noqa: F401
+from .heterogeneous import heterogeneous  # noqa: F401
 from .common import SCHEMES  # noqa: F401
 from .large_scale import large_scale  # noqa: F401
 
-TITLE = "ACC reproduction (large-scale simulation: SECN1, SECN2 and ACC; the check scenario)"
+TITLE = "ACC reproduction (large-scale simulation: SECN1, SECN2 and ACC; heterogeneous traffic; the check scenario)"
 
 # Experiment name → its section (preset, out, runner) → HTML fragments. One line per experiment.
 EXPERIMENTS = {
     "large_scale": _large_scale.section,
     "check": _check.section,
+    "heterogeneous": _heterogeneous.section,
 }
