@@ -246,11 +246,24 @@ impl Sim {
         // RoCE: its own header bytes, and its ACKs/NACKs/CNPs on their own priority.
         let hdr = slot.conn.header_bytes();
         let ctl_prio = slot.conn.control_prio();
-        let syn_opt = |f: u16| if f & flags::SYN != 0 { TcpOpt::WScale(wscale) } else { TcpOpt::None };
         for o in out.drain(..) {
+            let f = match o {
+                Out::Seg { flags, .. } | Out::Ack { flags, .. } => flags,
+            };
+            // A SYN's window scale; a fresh INT stack for an HPCC data packet, and for its ACK a copy of
+            // the records its data packet brought (the packet just delivered: `int.scratch`).
+            let opt = if f & (flags::SYN | flags::INT) == 0 {
+                TcpOpt::None
+            } else if f & flags::SYN != 0 {
+                TcpOpt::WScale(wscale)
+            } else if f & flags::DATA != 0 {
+                TcpOpt::Int(self.int.alloc(Default::default()))
+            } else {
+                TcpOpt::Int(self.int.alloc_scratch())
+            };
             let pias = &self.hosts.pias;
             let (pkt, from, delay) = match o {
-                Out::Seg { seq, len, flags: f, ts } => (
+                Out::Seg { seq, len, ts, .. } => (
                     Packet {
                         conn: sid,
                         flow,
@@ -269,12 +282,12 @@ impl Sim {
                         // PIAS: demote by the bytes the flow sent before this segment.
                         prio: if pias.is_empty() { prio } else { pias.iter().filter(|&&t| seq >= t).count() as u8 },
                         in_port: 0,
-                        opt: syn_opt(f),
+                        opt,
                     },
                     src,
                     if len == 0 { dc } else { dd },
                 ),
-                Out::Ack { ack, flags: f, ts_echo, win } => (
+                Out::Ack { ack, ts_echo, win, .. } => (
                     Packet {
                         conn: sid,
                         flow,
@@ -296,7 +309,7 @@ impl Sim {
                             None => 0,
                         },
                         in_port: 0,
-                        opt: syn_opt(f),
+                        opt,
                     },
                     dst,
                     da,
@@ -545,7 +558,11 @@ impl Sim {
                 self.push(now, Ev::Flow(entry));
             }
         } else {
-            slot.conn.at_sender(now, &pkt, &mut out);
+            if let TcpOpt::Int(_) = pkt.opt {
+                slot.conn.at_sender_int(now, &pkt, self.int.scratch.hops(), &mut out);
+            } else {
+                slot.conn.at_sender(now, &pkt, &mut out);
+            }
             if self.obs.rtt_samples {
                 let flow = slot.current_flow();
                 self.record_rtt(now, flow, sid);
@@ -560,6 +577,9 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn take_delivered(&mut self, id: PktId) -> Packet {
         let pkt = *self.arena.get(id);
+        if let TcpOpt::Int(i) = pkt.opt {
+            self.int.take(i); // its records stay in `int.scratch` for the transport
+        }
         self.rec.meta.conservation.delivered_packets += 1;
         self.rec.meta.conservation.delivered_bytes += pkt.size as u64;
         self.arena.free(id);

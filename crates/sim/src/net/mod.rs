@@ -3,6 +3,7 @@
 //! at hosts) matches on it rather than on a flag.
 
 pub mod deadlock;
+pub mod int;
 pub mod link;
 pub mod lossless;
 pub mod packet;
@@ -11,6 +12,7 @@ pub mod port;
 pub mod switch;
 pub mod topology;
 
+use crate::units::Time;
 use port::Port;
 use switch::Switch;
 
@@ -65,6 +67,56 @@ impl Net {
         let n = names.iter().position(|x| x == node)?;
         let (p0, np) = self.node_ports[n];
         (port < np).then_some(p0 + port)
+    }
+
+    /// The longest round trip between two hosts on the empty network, as the `flows` table's base RTT
+    /// counts it (a full packet out, a minimum frame back: serialisation and propagation per hop), over
+    /// every route a packet may take, and the most switches a path crosses. The round trip is the
+    /// longest way out plus the longest way back (the same pair on a fabric whose links are the same
+    /// both ways, and never less than the true longest). HPCC's `T` (`GLOBAL_T`) and its INT capacity.
+    pub fn longest_paths(&self) -> (Time, u32) {
+        use crate::units::tx_time_floor;
+        let n_hosts = self.n_hosts as usize;
+        let n_nodes = self.node_ports.len();
+        let key = |o: Owner| match o {
+            Owner::Host(h) => h as usize,
+            Owner::Switch(s) => n_hosts + s as usize,
+        };
+        // (out with an MTU, back with a minimum frame, switches) from every node to `dst`.
+        fn to(net: &Net, n: usize, dst: usize, memo: &mut [Option<(Time, Time, u32)>], key: &dyn Fn(Owner) -> usize) -> (Time, Time, u32) {
+            if let Some(v) = memo[n] {
+                return v;
+            }
+            let n_hosts = net.n_hosts as usize;
+            let ports: &[u32] = if n < n_hosts {
+                std::slice::from_ref(&net.node_ports[n].0)
+            } else {
+                let (start, len) = net.routes[(n - n_hosts) * n_hosts + dst];
+                &net.route_ports[start as usize..(start + len) as usize]
+            };
+            let mut best = (0, 0, 0);
+            for &p in ports {
+                let port = &net.ports[p as usize];
+                let next = key(port.peer_owner);
+                let (a, b, h) = if next == dst { (0, 0, 0) } else { to(net, next, dst, memo, key) };
+                let mtu = tx_time_floor(net.mtu as u64, port.rate) + port.delay + a;
+                let ack = tx_time_floor(packet::ACK_BYTES as u64, port.rate) + port.delay + b;
+                let hops = h + (n >= n_hosts) as u32;
+                best = (best.0.max(mtu), best.1.max(ack), best.2.max(hops));
+            }
+            memo[n] = Some(best);
+            best
+        }
+        let (mut out, mut back, mut hops) = (0, 0, 0);
+        let mut memo = vec![None; n_nodes];
+        for dst in 0..n_hosts {
+            memo.iter_mut().for_each(|m| *m = None);
+            for src in (0..n_hosts).filter(|&s| s != dst) {
+                let (a, b, h) = to(self, src, dst, &mut memo, &key);
+                (out, back, hops) = (out.max(a), back.max(b), hops.max(h));
+            }
+        }
+        (out + back, hops)
     }
 
     /// Every switch port, in order.

@@ -33,6 +33,9 @@ pub mod flags {
     /// TCD's UE feedback: on a CNP, the cause is UE, not CE (DCQCN+TCD); on an ACK, the data packet it
     /// acknowledges carried UE (TIMELY's echo; CE is echoed with ECE).
     pub const UE: u16 = 2048;
+    /// HPCC: the packet carries INT records (`opt` is `TcpOpt::Int`); a data packet collects one per switch
+    /// it leaves, an ACK or NACK brings its data packet's back (`net/int.rs`).
+    pub const INT: u16 = 4096;
 }
 
 /// TCP options a segment carries besides the timestamp (which every segment has: `Packet::ts`).
@@ -46,6 +49,9 @@ pub enum TcpOpt {
     /// AC/DC's feedback from the receiving vSwitch: the flow's payload bytes and CE-marked payload bytes it
     /// has received, cumulative, modulo 2^32.
     AcdcFeedback { total: u32, ce: u32 },
+    /// INT: the index of the packet's stack of per-hop records in the simulation's side arena
+    /// (`net/int.rs`); its bytes are the transport's header bytes.
+    Int(u32),
 }
 
 impl TcpOpt {
@@ -55,6 +61,7 @@ impl TcpOpt {
             TcpOpt::None => 0,
             TcpOpt::WScale(_) => 4,
             TcpOpt::AcdcFeedback { .. } => 12,
+            TcpOpt::Int(_) => 0,
         }
     }
 }

@@ -4,7 +4,8 @@
 //! `host/nic.rs` for its per-flow round robin); at a switch a packet reaches it after the switch admitted
 //! it (`net/switch.rs`) and the AQM's enqueue decision, and the AQM decides again at dequeue.
 
-use super::packet::{Arena, Ecn, Packet, PktId};
+use super::int::Hop;
+use super::packet::{flags, Arena, Ecn, Packet, PktId, TcpOpt};
 use super::Owner;
 use crate::aqm::{Aqm, Hooks, QueueCtx, Verdict};
 use crate::host::nic::FlowRr;
@@ -348,6 +349,12 @@ impl Sim {
                         }
                         continue;
                     }
+                    // INT (HPCC): the port's record on a data packet that collects them.
+                    if let TcpOpt::Int(i) = pkt.opt {
+                        if pkt.flags & flags::DATA != 0 {
+                            self.int.push(i, Hop { ts: now, tx_bytes: port.tx_bytes, qlen: port.bytes, rate: port.rate });
+                        }
+                    }
                     None
                 }
                 Owner::Host(h) => {
@@ -390,7 +397,11 @@ impl Sim {
 
     #[cold]
     pub(crate) fn drop_pkt(&mut self, id: PktId) {
-        let size = self.arena.get(id).size as u64;
+        let pkt = self.arena.get(id);
+        let size = pkt.size as u64;
+        if let TcpOpt::Int(i) = pkt.opt {
+            self.int.free(i);
+        }
         self.rec.meta.conservation.dropped_packets += 1;
         self.rec.meta.conservation.dropped_bytes += size;
         self.arena.free(id);

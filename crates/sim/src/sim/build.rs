@@ -58,6 +58,7 @@ impl Sim {
         let mut sim = Sim {
             eng: Engine::default(),
             arena: Arena::new(),
+            int: Default::default(),
             net,
             hosts,
             work,
@@ -268,7 +269,7 @@ fn lossless_buffers(
     Ok(())
 }
 
-fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Params>) -> Result<Hosts, ConfigError> {
+fn build_hosts(sc: &Scenario, net: &Net, mut transports: Vec<crate::transport::Params>) -> Result<Hosts, ConfigError> {
     let mtu = sc.switch.mtu as u64;
     if let Some(VSwitchCfg::Acdc(_)) = &sc.host.vswitch {
         // AC/DC scales the windows it writes by the shift each receiver announced in its SYN-ACK.
@@ -285,8 +286,10 @@ fn build_hosts(sc: &Scenario, net: &Net, transports: Vec<crate::transport::Param
     let slowest = (0..net.n_hosts).map(|h| net.ports[net.nic(h) as usize].rate).min().unwrap_or(u64::MAX);
     let overrides = sc.traffic.iter().enumerate().filter(|(_, t)| t.transport.is_some());
     let fields = std::iter::once("host.transport".to_string()).chain(overrides.map(|(i, _)| format!("traffic[{i}].transport")));
-    for (p, field) in transports.iter().zip(fields) {
+    let mut paths = None;
+    for (p, field) in transports.iter_mut().zip(fields) {
         p.check_line_rate(&field, slowest)?;
+        p.at_topology(&field, &mut || *paths.get_or_insert_with(|| net.longest_paths()))?;
     }
     // Extra host delay, drawn once per host.
     let mut delay_rng = rng::stream(sc.seed, "extra_delay", 0);

@@ -62,6 +62,8 @@ pub struct Sim {
     /// source, per controller and per sampler.
     pub(crate) eng: Engine<Ev>,
     pub(crate) arena: Arena,
+    /// INT records of the packets that carry them (HPCC), by the index in their `TcpOpt::Int`.
+    pub(crate) int: crate::net::int::IntArena,
     pub(crate) net: Net,
     pub(crate) hosts: Hosts,
     pub(crate) work: Workload,

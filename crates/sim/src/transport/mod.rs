@@ -39,6 +39,11 @@ pub trait Transport {
     fn start(&mut self, now: Time, out: &mut Vec<Out>);
     /// A packet of this flow reached its sender (ACKs, feedback).
     fn at_sender(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>);
+    /// A packet carrying INT records (`net/int.rs`: an HPCC ACK or NACK) reached its sender; by default
+    /// the records are ignored.
+    fn at_sender_int(&mut self, now: Time, pkt: &Packet, _hops: &[crate::net::int::Hop], out: &mut Vec<Out>) {
+        self.at_sender(now, pkt, out)
+    }
     /// A packet of this flow reached its receiver. Returns true when the flow just completed.
     fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool;
     /// One of the sender's data packets left its host's NIC.
@@ -130,6 +135,12 @@ pub trait Resolved {
     fn check_line_rate(&self, _field: &str, _slowest: u64) -> Result<(), ConfigError> {
         Ok(())
     }
+    /// Settle what depends on the network (`field`: the table's path): `paths` gives the longest base
+    /// RTT between two hosts and the most switches a path crosses (`Net::longest_paths`, computed once
+    /// and only when a transport asks). HPCC takes its T from it and checks its INT capacity.
+    fn at_topology(&mut self, _field: &str, _paths: &mut dyn FnMut() -> (Time, u32)) -> Result<(), ConfigError> {
+        Ok(())
+    }
     /// These parameters on a connection that is already open (the ideal FCT of a persistent connection's
     /// later messages: no handshake).
     fn established(&self) -> Self
@@ -209,6 +220,11 @@ macro_rules! registry {
                     $( Params::$variant(p) => p.check_line_rate(field, slowest), )*
                 }
             }
+            pub fn at_topology(&mut self, field: &str, paths: &mut dyn FnMut() -> (Time, u32)) -> Result<(), ConfigError> {
+                match self {
+                    $( Params::$variant(p) => p.at_topology(field, paths), )*
+                }
+            }
             pub fn established(&self) -> Params {
                 match self {
                     $( Params::$variant(p) => Params::$variant(p.established()), )*
@@ -237,6 +253,9 @@ macro_rules! registry {
             #[inline]
             fn at_sender(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
                 match self { $( Connection::$variant(c) => c.at_sender(now, pkt, out), )* }
+            }
+            fn at_sender_int(&mut self, now: Time, pkt: &Packet, hops: &[crate::net::int::Hop], out: &mut Vec<Out>) {
+                match self { $( Connection::$variant(c) => c.at_sender_int(now, pkt, hops, out), )* }
             }
             #[inline]
             fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {

@@ -1,9 +1,10 @@
-//! `transport = { kind = "rdma", cc = "dcqcn"|"timely", preset = "…", tcd = false, … }`: the RoCE
+//! `transport = { kind = "rdma", cc = "dcqcn"|"timely"|"hpcc", preset = "…", tcd = false, … }`: the RoCE
 //! transport's keys, the DCQCN presets of `spec/transports.md` C1 (the TIMELY ones of C2 are in
-//! `timely.rs`; Part D names), their checks, and the resolved [`RdmaParams`].
+//! `timely.rs`, HPCC's of C4 in `hpcc.rs`; Part D names), their checks, and the resolved [`RdmaParams`].
 
 use super::dcqcn::{self, AlphaUpdate};
-use super::timely;
+use super::{hpcc, timely};
+use crate::net::int::{INT_HEADER_BYTES, MAX_HOPS};
 use crate::config::ConfigError;
 use crate::units::{Bytes, Dur, Rate, Size, Time, MS, US};
 use serde::Deserialize;
@@ -13,14 +14,15 @@ use serde::Deserialize;
 /// frames (`ACK_BYTES`, 64), as every control packet of the simulator.
 pub const ROCE_HEADER_BYTES: u32 = 44;
 
-/// The rate control of the queue pair. One variant per algorithm, each a file beside this one (HPCC and
-/// IB CC to come).
+/// The rate control of the queue pair. One variant per algorithm, each a file beside this one (IB CC to
+/// come).
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
     #[default]
     Dcqcn,
     Timely,
+    Hpcc,
 }
 
 impl CcKind {
@@ -28,6 +30,7 @@ impl CcKind {
         match self {
             CcKind::Dcqcn => "dcqcn",
             CcKind::Timely => "timely",
+            CcKind::Hpcc => "hpcc",
         }
     }
     /// The preset a `cc` gets when none is named.
@@ -35,11 +38,12 @@ impl CcKind {
         match self {
             CcKind::Dcqcn => Preset::DcqcnPaper,
             CcKind::Timely => Preset::TimelyRef,
+            CcKind::Hpcc => Preset::Hpcc,
         }
     }
 }
 
-/// A named parameter set (C1's three columns, C2's two).
+/// A named parameter set (C1's three columns, C2's two, C4's one).
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
@@ -59,6 +63,9 @@ pub enum Preset {
     TimelyRef,
     /// TIMELY as HPCC's ns-3 runs it (`timely::Spec::hpcc`).
     TimelyHpcc,
+    /// HPCC as its ns-3 ships it (`hpcc::Spec::preset`): η = 0.95, maxStage = 0, R_AI = 10 Mb/s·C/25G,
+    /// R_min = 100 Mb/s, T = the topology's largest base RTT, fast react.
+    Hpcc,
 }
 
 impl Preset {
@@ -69,6 +76,7 @@ impl Preset {
             Preset::DcqcnHpcc => "dcqcn_hpcc",
             Preset::TimelyRef => "timely_ref",
             Preset::TimelyHpcc => "timely_hpcc",
+            Preset::Hpcc => "hpcc",
         }
     }
     /// The congestion control the preset is for.
@@ -76,6 +84,7 @@ impl Preset {
         match self {
             Preset::DcqcnPaper | Preset::DcqcnNs3 | Preset::DcqcnHpcc => CcKind::Dcqcn,
             Preset::TimelyRef | Preset::TimelyHpcc => CcKind::Timely,
+            Preset::Hpcc => CcKind::Hpcc,
         }
     }
 }
@@ -121,11 +130,12 @@ pub struct DcqcnSpec {
 }
 
 impl DcqcnSpec {
-    /// The preset's DCQCN parameters (a TIMELY preset has none: DCQCN's paper values stand in, unused).
+    /// The preset's DCQCN parameters (a TIMELY or HPCC preset has none: DCQCN's paper values stand in,
+    /// unused).
     pub fn preset(p: Preset) -> DcqcnSpec {
         let mbps = |m: u64| RateVal::Bps(m * 1_000_000);
         match p {
-            Preset::DcqcnPaper | Preset::TimelyRef | Preset::TimelyHpcc => DcqcnSpec {
+            Preset::DcqcnPaper | Preset::TimelyRef | Preset::TimelyHpcc | Preset::Hpcc => DcqcnSpec {
                 g: 1.0 / 256.0,
                 cnp_interval: 50 * US,
                 alpha_timer: 55 * US,
@@ -212,10 +222,10 @@ pub enum AlphaUpdateKey {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cfg {
-    /// The rate control: `dcqcn` or `timely`.
+    /// The rate control: `dcqcn`, `timely` or `hpcc`.
     #[serde(default)]
     pub cc: CcKind,
-    /// A parameter set of `cc` (default: `dcqcn_paper`, `timely_ref`).
+    /// A parameter set of `cc` (default: `dcqcn_paper`, `timely_ref`, `hpcc`).
     pub preset: Option<Preset>,
     /// The TCD variant (`spec/tcd.md` §6): the sender reacts to UE (undetermined) feedback apart from CE.
     pub tcd: Option<bool>,
@@ -254,7 +264,16 @@ pub struct Cfg {
     pub min_rtt: Option<Dur>,
     /// Negative gradients (per completion) or increases (per RTT) in a row before hyper increase.
     pub hai_thresh: Option<u32>,
-    // --- both ---
+    // --- HPCC ---
+    /// η: the target utilisation, in (0, 1].
+    pub eta: Option<f64>,
+    /// maxStage: additive-increase stages before a multiplicative update (0: always multiplicative).
+    pub max_stage: Option<u32>,
+    /// T: the base RTT HPCC normalises by (default: the topology's largest base RTT).
+    pub base_rtt: Option<Dur>,
+    /// Update the rate on every ACK, not only once per RTT.
+    pub fast_react: Option<bool>,
+    // --- all ---
     /// Payload bytes per packet; default MTU − 44 (RoCEv2 headers).
     pub mss: Option<Bytes>,
     /// The receiver ACKs every this many in-order packets (and the last one); default 1.
@@ -280,6 +299,7 @@ pub struct RdmaParams {
     pub tcd: bool,
     pub dcqcn: DcqcnSpec,
     pub timely: timely::Spec,
+    pub hpcc: hpcc::Spec,
     pub mss: u32,
     pub ack_interval: u32,
     pub nack_interval: Time,
@@ -306,7 +326,7 @@ impl crate::transport::Resolved for RdmaParams {
         format!("rdma:{}({}){tcd}{custom}", self.cc.name(), self.preset.name())
     }
     fn header_bytes(&self) -> u32 {
-        ROCE_HEADER_BYTES
+        self.data_header_bytes()
     }
     /// The NIC paces a queue pair one packet at a time: RTT variation goes on its ACKs.
     fn delay_on_data(&self) -> bool {
@@ -316,12 +336,36 @@ impl crate::transport::Resolved for RdmaParams {
         let min = match self.cc {
             CcKind::Dcqcn => self.dcqcn.rate_min.at(slowest),
             CcKind::Timely => self.timely.rate_min.at(slowest),
+            CcKind::Hpcc => self.hpcc.rate_min.at(slowest),
         };
         if min > slowest as f64 {
             let msg = format!("{} exceeds the slowest host link ({slowest} bps); lower it", fmt_rate(min));
             return Err(ConfigError::new(format!("{field}.rate_min"), msg));
         }
         Ok(())
+    }
+    /// HPCC: T from the topology unless given (`GLOBAL_T`), and every path within the INT stack.
+    fn at_topology(&mut self, field: &str, paths: &mut dyn FnMut() -> (Time, u32)) -> Result<(), ConfigError> {
+        if self.cc != CcKind::Hpcc {
+            return Ok(());
+        }
+        let (rtt, hops) = paths();
+        if hops as usize > MAX_HOPS {
+            let msg = format!("HPCC's INT records at most {MAX_HOPS} switch hops; a path of this topology crosses {hops} switches");
+            return Err(ConfigError::new(format!("{field}.cc"), msg));
+        }
+        self.hpcc.base_rtt.get_or_insert(rtt.max(1));
+        Ok(())
+    }
+}
+
+impl RdmaParams {
+    /// Header bytes of a data packet: RoCEv2's, and with HPCC the INT header's.
+    pub fn data_header_bytes(&self) -> u32 {
+        match self.cc {
+            CcKind::Hpcc => ROCE_HEADER_BYTES + INT_HEADER_BYTES,
+            _ => ROCE_HEADER_BYTES,
+        }
     }
 }
 
@@ -390,8 +434,12 @@ impl crate::transport::Setup for Cfg {
         }
         let t = match self.cc {
             CcKind::Timely => self.timely_keys(field, preset, tcd)?,
-            CcKind::Dcqcn => timely::Spec::reference(), // unused
+            _ => timely::Spec::reference(), // unused
         };
+        if tcd && self.cc == CcKind::Hpcc {
+            return err("tcd", "has no HPCC variant (TCD is for dcqcn, timely and ib_cc)");
+        }
+        let h = self.hpcc_keys(field)?;
         if let Some(x) = self.rate_on_first_cnp {
             if !(x > 0.0 && x <= 1.0) {
                 return err("rate_on_first_cnp", "must be a fraction of the current rate in (0, 1] (1.0: unchanged)");
@@ -407,6 +455,10 @@ impl crate::transport::Setup for Cfg {
             || self.beta.is_some()
             || self.min_rtt.is_some()
             || self.hai_thresh.is_some()
+            || self.eta.is_some()
+            || self.max_stage.is_some()
+            || self.base_rtt.is_some()
+            || self.fast_react.is_some()
             || self.g.is_some()
             || self.cnp_interval.is_some()
             || self.alpha_timer.is_some()
@@ -422,13 +474,15 @@ impl crate::transport::Setup for Cfg {
             || self.target_rate_reset.is_some()
             || self.rate_on_first_cnp.is_some()
             || self.hyper_halving.is_some();
-        let max_mss = mtu.saturating_sub(ROCE_HEADER_BYTES);
+        // The data packet's headers: RoCEv2's, and HPCC's INT header.
+        let hdr = ROCE_HEADER_BYTES + if self.cc == CcKind::Hpcc { INT_HEADER_BYTES } else { 0 };
+        let max_mss = mtu.saturating_sub(hdr);
         let mss = match self.mss {
             None => max_mss,
             Some(Bytes(m)) => {
                 let b = m.bytes(mtu as u64);
                 if m == Size::Inf || b == 0 || b > max_mss as u64 {
-                    let msg = format!("must be between 1 B and MTU − {ROCE_HEADER_BYTES} = {max_mss} B");
+                    let msg = format!("must be between 1 B and MTU − {hdr} = {max_mss} B");
                     return Err(ConfigError::new(f("mss"), msg));
                 }
                 b as u32
@@ -455,7 +509,10 @@ impl crate::transport::Setup for Cfg {
             }
             Some(Bytes(w)) => w.bytes(mtu as u64),
         };
-        Ok(RdmaParams { cc: self.cc, preset, custom, tcd, dcqcn: d, timely: t, mss, ack_interval, nack_interval, rto, control_priority, window })
+        if self.cc == CcKind::Hpcc && self.window.is_some() {
+            return err("window", "is HPCC's own W with cc = \"hpcc\" (VAR_WIN): remove the key");
+        }
+        Ok(RdmaParams { cc: self.cc, preset, custom, tcd, dcqcn: d, timely: t, hpcc: h, mss, ack_interval, nack_interval, rto, control_priority, window })
     }
 }
 
@@ -464,6 +521,7 @@ fn presets_of(cc: CcKind) -> &'static str {
     match cc {
         CcKind::Dcqcn => "dcqcn_paper, dcqcn_ns3, dcqcn_hpcc",
         CcKind::Timely => "timely_ref, timely_hpcc",
+        CcKind::Hpcc => "hpcc",
     }
 }
 
@@ -492,15 +550,61 @@ impl Cfg {
             ("min_rtt", self.min_rtt.is_some()),
             ("hai_thresh", self.hai_thresh.is_some()),
         ];
-        let (other, keys) = match self.cc {
-            CcKind::Dcqcn => ("timely", &timely[..]),
-            CcKind::Timely => ("dcqcn", &dcqcn[..]),
-        };
-        if let Some((k, _)) = keys.iter().find(|(_, given)| *given) {
-            let msg = format!("is a key of cc = \"{other}\"; this transport's cc is \"{}\" (set cc, or remove the key)", self.cc.name());
-            return Err(ConfigError::new(format!("{field}.{k}"), msg));
+        let hpcc = [
+            ("eta", self.eta.is_some()),
+            ("max_stage", self.max_stage.is_some()),
+            ("base_rtt", self.base_rtt.is_some()),
+            ("fast_react", self.fast_react.is_some()),
+        ];
+        // R_HAI is DCQCN's and TIMELY's; R_AI and R_min are every control's.
+        let both = [("rate_hai", self.rate_hai.is_some())];
+        let groups: [(&str, &[(&str, bool)], &[CcKind]); 4] = [
+            ("dcqcn", &dcqcn, &[CcKind::Dcqcn]),
+            ("timely", &timely, &[CcKind::Timely]),
+            ("hpcc", &hpcc, &[CcKind::Hpcc]),
+            ("dcqcn\" or \"timely", &both, &[CcKind::Dcqcn, CcKind::Timely]),
+        ];
+        for (other, keys, owners) in groups {
+            if owners.contains(&self.cc) {
+                continue;
+            }
+            if let Some((k, _)) = keys.iter().find(|(_, given)| *given) {
+                let msg = format!("is a key of cc = \"{other}\"; this transport's cc is \"{}\" (set cc, or remove the key)", self.cc.name());
+                return Err(ConfigError::new(format!("{field}.{k}"), msg));
+            }
         }
         Ok(())
+    }
+
+    /// HPCC's keys over its preset (the preset itself when `cc` is another control: unused).
+    fn hpcc_keys(&self, field: &str) -> Result<hpcc::Spec, ConfigError> {
+        let f = |k: &str| format!("{field}.{k}");
+        let mut h = hpcc::Spec::preset();
+        if self.cc != CcKind::Hpcc {
+            return Ok(h);
+        }
+        for (v, into) in [(self.rate_ai, &mut h.rate_ai), (self.rate_min, &mut h.rate_min)] {
+            if let Some(Rate(r)) = v {
+                *into = RateVal::Bps(r);
+            }
+        }
+        if let Some(e) = self.eta {
+            if !(e > 0.0 && e <= 1.0) {
+                return Err(ConfigError::new(f("eta"), "must be a target utilisation in (0, 1], e.g. 0.95"));
+            }
+            h.eta = e;
+        }
+        if let Some(m) = self.max_stage {
+            h.max_stage = m;
+        }
+        if let Some(Dur(t)) = self.base_rtt {
+            if t == 0 {
+                return Err(ConfigError::new(f("base_rtt"), "must be greater than zero, e.g. \"8us\" (or leave it out: the topology's largest base RTT)"));
+            }
+            h.base_rtt = Some(t);
+        }
+        h.fast_react = self.fast_react.unwrap_or(h.fast_react);
+        Ok(h)
     }
 
     /// TIMELY's keys over its preset.

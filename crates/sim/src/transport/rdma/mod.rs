@@ -14,25 +14,33 @@
 //!   point sends a CNP for a CE-marked packet (`dcqcn::Np`). A CNP rides on the ACK or NACK the packet
 //!   triggers (flags ACK|CNP), else it is a packet of its own; all of them go on `control_priority`.
 //!
+//! With HPCC (`hpcc.rs`) every data packet carries INT (`flags::INT`, `net/int.rs`) and its INT header
+//! bytes; the receiver's ACK or NACK brings the records back (`Transport::at_sender_int`), and the rate
+//! control sets both the pacing rate and the window.
+//!
 //! One engine timer carries every sender deadline but the RTO (the pacing departure, DCQCN's increase
 //! timer and decrease check; α is lazy), the earliest of them; on expiry every due one is handled. The
 //! second timer is the RTO.
 
 pub mod config;
 pub mod dcqcn;
+pub mod hpcc;
 pub mod timely;
 
 use super::{Out, TraceSample, Transport, MAX_TIMERS};
 use crate::engine::timer::Timer;
+use crate::net::int::Hop;
 use crate::net::packet::{flags, Ecn, Packet};
 use crate::units::Time;
 pub use config::{Cfg, RdmaParams, ROCE_HEADER_BYTES};
 
-/// The rate control of a queue pair: one variant per algorithm (HPCC, IB CC to come).
+/// The rate control of a queue pair: one variant per algorithm (IB CC to come). HPCC's state holds the
+/// previous ACK's INT records: boxed, so that a connection of any run stays small.
 #[derive(Clone, Debug)]
 pub enum RateControl {
     Dcqcn(dcqcn::Rp),
     Timely(timely::Rate),
+    Hpcc(Box<hpcc::Hpcc>),
 }
 
 impl RateControl {
@@ -41,13 +49,15 @@ impl RateControl {
         match self {
             RateControl::Dcqcn(rp) => rp.rc,
             RateControl::Timely(t) => t.rate,
+            RateControl::Hpcc(h) => h.rate(),
         }
     }
-    /// DCQCN's α; TIMELY's gradient.
+    /// DCQCN's α; TIMELY's gradient; HPCC's smoothed utilisation Û.
     fn alpha(&self) -> f64 {
         match self {
             RateControl::Dcqcn(rp) => rp.alpha,
             RateControl::Timely(t) => t.gradient(),
+            RateControl::Hpcc(h) => h.u,
         }
     }
     /// Feedback reached the sender: a CNP (DCQCN; `ue` for TCD's UE notification), and for an ACK or
@@ -77,20 +87,21 @@ impl RateControl {
                     t.on_ack(now, now - pkt.ts, pkt.ack, snd_nxt, echo);
                 }
             }
+            RateControl::Hpcc(_) => {} // its feedback is the INT an ACK brings (`Conn::on_int`)
         }
     }
     #[inline]
     fn on_sent(&mut self, wire: u64, now: Time) {
         match self {
             RateControl::Dcqcn(rp) => rp.on_sent(wire, now),
-            RateControl::Timely(_) => {}
+            RateControl::Timely(_) | RateControl::Hpcc(_) => {}
         }
     }
     #[inline]
     fn next_deadline(&self) -> Option<Time> {
         match self {
             RateControl::Dcqcn(rp) => rp.next_deadline(),
-            RateControl::Timely(_) => None,
+            RateControl::Timely(_) | RateControl::Hpcc(_) => None,
         }
     }
     fn on_time(&mut self, now: Time) {
@@ -98,7 +109,7 @@ impl RateControl {
             RateControl::Dcqcn(rp) => {
                 rp.on_time(now);
             }
-            RateControl::Timely(_) => {}
+            RateControl::Timely(_) | RateControl::Hpcc(_) => {}
         }
     }
     #[inline]
@@ -106,22 +117,25 @@ impl RateControl {
         match self {
             RateControl::Dcqcn(rp) => rp.gap(wire),
             RateControl::Timely(t) => t.gap(wire),
+            RateControl::Hpcc(h) => h.gap(wire),
         }
     }
     fn last_rtt(&self) -> Time {
         match self {
-            RateControl::Dcqcn(_) => 0,
+            RateControl::Dcqcn(_) | RateControl::Hpcc(_) => 0,
             RateControl::Timely(t) => t.last_rtt,
         }
     }
 }
 
 /// What the receiver tells the sender about marks: DCQCN's notification point sends CNPs (with TCD, UE
-/// ones too); TIMELY's receiver echoes each ACKed packet's mark in the ACK.
+/// ones too); TIMELY's receiver echoes each ACKed packet's mark in the ACK; HPCC's takes no marks (its
+/// ACKs carry INT).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feedback {
     Cnp { tcd: bool },
     Echo,
+    Int,
 }
 
 /// What a queue pair keeps of its transport's parameters (the rate control holds its own): a
@@ -136,6 +150,9 @@ pub struct QpParams {
     pub cnp_interval: Time,
     pub control_priority: u8,
     pub feedback: Feedback,
+    /// Header bytes of a data packet (RoCEv2, and HPCC's INT header) and its flags (HPCC: INT too).
+    pub hdr: u32,
+    pub data_flags: u16,
 }
 
 pub struct Conn {
@@ -176,16 +193,24 @@ impl Conn {
         let (rc, feedback) = match p.cc {
             config::CcKind::Dcqcn => (RateControl::Dcqcn(dcqcn::Rp::new(p.dcqcn.at(line_rate))), Feedback::Cnp { tcd: p.tcd }),
             config::CcKind::Timely => (RateControl::Timely(timely::Rate::new(p.timely.at(line_rate))), Feedback::Echo),
+            config::CcKind::Hpcc => (RateControl::Hpcc(Box::new(hpcc::Hpcc::new(p.hpcc.at(line_rate)))), Feedback::Int),
         };
+        let window = match &rc {
+            RateControl::Hpcc(h) => h.window_limit(p.mss),
+            _ => p.window,
+        };
+        let (hdr, data_flags) = (p.data_header_bytes(), if feedback == Feedback::Int { flags::DATA | flags::INT } else { flags::DATA });
         let p = QpParams {
             mss: p.mss,
             ack_interval: p.ack_interval,
             nack_interval: p.nack_interval,
             rto: p.rto,
-            window: p.window,
+            window,
             cnp_interval: p.dcqcn.cnp_interval,
             control_priority: p.control_priority,
             feedback,
+            hdr,
+            data_flags,
         };
         Conn {
             flow,
@@ -237,11 +262,11 @@ impl Conn {
         if seq < self.snd_max {
             self.retransmits += 1;
         }
-        out.push(Out::Seg { seq, len: len as u32, flags: flags::DATA, ts: now });
+        out.push(Out::Seg { seq, len: len as u32, flags: self.p.data_flags, ts: now });
         self.in_nic = true;
         self.snd_nxt += len;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        self.rc.on_sent(len + ROCE_HEADER_BYTES as u64, now);
+        self.rc.on_sent(len + self.p.hdr as u64, now);
         if self.rto_timer.deadline.is_none() {
             self.rto_timer.deadline = Some(now + self.p.rto);
         }
@@ -259,6 +284,28 @@ impl Conn {
     /// ACKs, NACKs and CNPs at the sender.
     pub fn on_feedback(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
         self.rc.on_feedback(now, pkt, self.snd_nxt);
+        self.acknowledge(now, pkt);
+        self.try_send(now, out);
+        self.sync();
+    }
+
+    /// An ACK or NACK with INT records at the sender (HPCC): acknowledge and go back as ns-3's
+    /// `ReceiveAck` does, then update the rate and the window with the `snd_nxt` that leaves.
+    pub fn on_int(&mut self, now: Time, pkt: &Packet, hops: &[Hop], out: &mut Vec<Out>) {
+        self.acknowledge(now, pkt);
+        if let RateControl::Hpcc(h) = &mut self.rc {
+            if pkt.has(flags::ACK | flags::NACK) {
+                h.on_ack(pkt.ack, self.snd_nxt, hops);
+                self.p.window = h.window_limit(self.p.mss);
+            }
+        }
+        self.try_send(now, out);
+        self.sync();
+    }
+
+    /// What an ACK or NACK acknowledges; go-back-N on a NACK.
+    #[inline]
+    fn acknowledge(&mut self, now: Time, pkt: &Packet) {
         if pkt.has(flags::ACK | flags::NACK) && pkt.ack <= self.snd_max {
             let a = pkt.ack;
             if a > self.snd_una {
@@ -270,8 +317,6 @@ impl Conn {
                 self.snd_nxt = a; // go-back-N
             }
         }
-        self.try_send(now, out);
-        self.sync();
     }
 
     /// The retransmission timer: no progress for `rto`; go back to the first unacknowledged byte.
@@ -319,7 +364,9 @@ impl Conn {
                     Ecn::Ue => flags::UE,
                     _ => 0,
                 };
-                out.push(Out::Ack { ack: self.rcv_nxt, flags: f | cnp | echo, ts_echo: pkt.ts, win: 0 });
+                // HPCC: the reply carries the data packet's INT back (`flags::INT`; the host copies it).
+                let int = pkt.flags & flags::INT;
+                out.push(Out::Ack { ack: self.rcv_nxt, flags: f | cnp | echo | int, ts_echo: pkt.ts, win: 0 });
             }
             None if cnp != 0 => out.push(Out::Ack { ack: self.rcv_nxt, flags: cnp, ts_echo: pkt.ts, win: 0 }),
             None => {}
@@ -349,6 +396,7 @@ impl Conn {
                 }
                 0
             }
+            Feedback::Int => 0,
         }
     }
 }
@@ -362,6 +410,9 @@ impl Transport for Conn {
     fn at_sender(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) {
         self.on_feedback(now, pkt, out)
     }
+    fn at_sender_int(&mut self, now: Time, pkt: &Packet, hops: &[Hop], out: &mut Vec<Out>) {
+        self.on_int(now, pkt, hops, out)
+    }
     #[inline]
     fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool {
         self.on_data(now, pkt, out)
@@ -370,7 +421,7 @@ impl Transport for Conn {
     #[inline]
     fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
         self.in_nic = false;
-        self.last_departure = Some((now, payload + ROCE_HEADER_BYTES));
+        self.last_departure = Some((now, payload + self.p.hdr));
         self.try_send(now, out);
         self.sync();
     }
@@ -409,10 +460,15 @@ impl Transport for Conn {
     fn last_rtt(&self) -> Time {
         self.rc.last_rtt()
     }
-    /// `rate_bps` = R_C, `alpha` = α (TIMELY: the gradient), `cwnd_bytes` = the window (NaN without one); no RTT estimate.
+    /// `rate_bps` = R_C, `alpha` = α (TIMELY: the gradient; HPCC: Û), `cwnd_bytes` = the window (NaN
+    /// without one; HPCC: W); no RTT estimate.
     fn trace(&self) -> TraceSample {
         TraceSample {
-            cwnd_bytes: if self.p.window == u64::MAX { f64::NAN } else { self.p.window as f64 },
+            cwnd_bytes: match &self.rc {
+                RateControl::Hpcc(h) => h.w,
+                _ if self.p.window == u64::MAX => f64::NAN,
+                _ => self.p.window as f64,
+            },
             rate_bps: self.rc.rate(),
             alpha: self.rc.alpha(),
             srtt: 0,
@@ -433,7 +489,7 @@ impl Transport for Conn {
     }
     #[inline]
     fn header_bytes(&self) -> u32 {
-        ROCE_HEADER_BYTES
+        self.p.hdr
     }
     #[inline]
     fn control_prio(&self) -> Option<u8> {
