@@ -254,6 +254,39 @@ fn target_rate_reset_divides_a_far_target_by_eight() {
 }
 
 #[test]
+fn target_rate_reset_only_on_the_first_step_of_a_far_target_and_only_where_enabled() {
+    // Four CNPs leave R_C = 2.5 G under R_T = 40 G (α stays 1: each cut halves).
+    let four = |p: Params| {
+        let mut rp = Rp::new(p);
+        for i in 0..4 {
+            rp.on_cnp(i * US);
+        }
+        rp
+    };
+    // ns-3 (reset on): the first increase by the byte counter (t_cnt = 0, bc_cnt = 1) divides R_T by 8.
+    let mut rp = four(params(Preset::DcqcnNs3, G40));
+    rp.on_sent(150_000, 4 * US);
+    assert_eq!((rp.t_cnt, rp.bc_cnt, rp.rt, rp.rc), (0, 1, 5e9, 3.75e9));
+    // ns-3, one CNP: the first step, but R_T = 2·R_C is not far: fast recovery only.
+    let mut rp = Rp::new(params(Preset::DcqcnNs3, G40));
+    rp.on_cnp(0);
+    rp.on_time(1500 * US);
+    assert_eq!((rp.rt, rp.rc), (40e9, 30e9));
+    // ns-3 with R_min = 4 G: R_T = 10·R_C exactly is not "more than ten times".
+    let mut p = params(Preset::DcqcnNs3, G40);
+    p.rate_min = 4e9;
+    let mut rp = four(p);
+    assert_eq!(rp.rc, 4e9);
+    rp.on_time(1503 * US);
+    assert_eq!((rp.rt, rp.rc), (40e9, 22e9));
+    // The paper's model has no reset: a far target stays.
+    let mut rp = four(params(Preset::DcqcnPaper, G40));
+    assert_eq!((rp.rc, rp.rt), (2.5e9, 40e9));
+    rp.on_time(58 * US);
+    assert_eq!((rp.rt, rp.rc), (40e9, 21.25e9));
+}
+
+#[test]
 fn increase_stops_at_line_rate() {
     let mut rp = Rp::new(params(Preset::DcqcnPaper, G40));
     rp.on_cnp(0);
