@@ -236,6 +236,7 @@ fn the_byte_counter_halves_in_hyper_increase_only() {
         last = rp.on_time(k * 1500 * US);
     }
     assert_eq!((rp.t_cnt, rp.bc_cnt, last), (5, 5, Some(Step::Hyper)));
+    assert_eq!(rp.next_deadline(), Some(7500 * US + 750 * US), "the increase timer halves in hyper increase too");
     rp.on_sent(74_999, 7500 * US);
     assert_eq!(rp.bc_cnt, 5);
     rp.on_sent(1, 7500 * US);
