@@ -310,6 +310,7 @@ fn np_one_cnp_per_interval() {
     assert!(np.on_ce(0, 50 * US));
     assert!(np.on_ce(60 * US, 50 * US), "60 µs later: a second");
     assert_eq!(np.cnps, 2);
+    assert!(!np.on_ce(110 * US - 1, 50 * US) && np.on_ce(110 * US, 50 * US), "exactly one interval later: the next");
 }
 
 fn conn(size: u64, line: u64) -> Conn {
