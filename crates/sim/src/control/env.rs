@@ -4,7 +4,7 @@
 //! therefore never drift apart, and replaying the agents' own choices gives their records bit for bit.
 
 use crate::control::acc::Acc;
-use crate::control::{Control, Controller, Tick};
+use crate::control::Controller;
 use crate::sim::Sim;
 use crate::units::Time;
 
@@ -67,20 +67,10 @@ impl Sim {
         if !self.paused() {
             return Err("no decision is awaited: call next first".into());
         }
-        let now = self.now();
-        let seed = self.seed();
-        let inst = &mut self.ctl.list[i];
-        let Controller::Acc(acc) = &mut inst.ctl else { unreachable!() };
-        let mut tick = Tick {
-            now,
-            ports: &mut self.net.ports,
-            owned: &mut inst.owned,
-            mtu: self.net.mtu as u64,
-            seed,
-            log: if self.ctl.keep_steps { Some(&mut self.rec.controller_steps) } else { None },
-        };
-        acc.act_external(&mut tick, actions)?;
-        debug_assert!(!inst.ctl.awaiting());
+        self.with_tick(i as u32, |ctl, tick| match ctl {
+            Controller::Acc(acc) => acc.act_external(tick, actions),
+            _ => unreachable!("acc_instance found an ACC controller"),
+        })?;
         self.set_pause(false);
         self.end_tick(i as u32);
         Ok(())

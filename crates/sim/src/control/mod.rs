@@ -299,6 +299,19 @@ impl Sim {
     }
 
     fn control_tick_timed(&mut self, i: u32) {
+        let awaiting = self.with_tick(i, |ctl, tick| {
+            ctl.on_tick(tick);
+            ctl.awaiting()
+        });
+        if awaiting {
+            self.set_pause(true);
+            return;
+        }
+        self.end_tick(i);
+    }
+
+    /// `f` with controller `i` and a tick over its queues at `now`.
+    pub(crate) fn with_tick<R>(&mut self, i: u32, f: impl FnOnce(&mut Controller, &mut Tick) -> R) -> R {
         let now = self.now();
         let seed = self.seed();
         let inst = &mut self.ctl.list[i as usize];
@@ -310,12 +323,7 @@ impl Sim {
             seed,
             log: if self.ctl.keep_steps { Some(&mut self.rec.controller_steps) } else { None },
         };
-        inst.ctl.on_tick(&mut tick);
-        if inst.ctl.awaiting() {
-            self.set_pause(true);
-            return;
-        }
-        self.end_tick(i);
+        f(&mut inst.ctl, &mut tick)
     }
 
     /// After a controller's decisions at `now`: the counters its next interval starts from, the AQMs'
