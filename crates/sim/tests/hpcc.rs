@@ -193,3 +193,19 @@ fn label_and_header_bytes() {
     eprintln!("one 10-packet flow: FCT {} ps, ideal {} ps, slowdown {s:.4}", f.finish.unwrap() - f.start, f.ideal_fct);
     assert!((1.0..1.01).contains(&s), "slowdown {s}");
 }
+
+#[test]
+fn every_int_stack_is_freed_once_its_packet_is_gone() {
+    // Four 200 KB HPCC flows into one port: while they run, data packets and ACKs hold INT stacks; once
+    // every flow has finished and the last ACK has arrived, none is left (a stack leaked on delivery, on a
+    // NACK's copy or on a drop would stay).
+    let text = incast(4, HPCC, |i| i as u64 * 3, 2000, 100).replace("size = \"inf\"", "size = \"200KB\"");
+    let mut sim = Sim::from_toml(&text).unwrap();
+    sim.run_until(30_000_000); // 30 µs
+    assert!(sim.int_stacks_live() > 0, "packets in flight carry stacks");
+    sim.run_until(2_000_000_000); // 2 ms: long after the last flow
+    assert_eq!(sim.int_stacks_live(), 0);
+    let r = sim.finish(0.0, 0.0);
+    assert!(r.flows.iter().all(|f| f.finish.is_some()), "every flow finished");
+}
+

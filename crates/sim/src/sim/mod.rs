@@ -131,6 +131,11 @@ impl Model for Sim {
 }
 
 impl Sim {
+    /// INT stacks held by packets in flight (`net/int.rs`; every one is freed once its packet is gone).
+    pub fn int_stacks_live(&self) -> usize {
+        self.int.live()
+    }
+
     /// Whether the run stopped at a tick awaiting the host program's decisions.
     pub fn paused(&self) -> bool {
         self.pause
