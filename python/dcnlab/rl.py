@@ -28,7 +28,6 @@ from gymnasium import spaces
 
 from . import _core
 from .results import Result, _result, _source
-from .scenario import FileScenario
 
 
 class AccEnv(gym.Env):
@@ -134,4 +133,4 @@ def _scenario_seed(src: Any, overrides) -> int:
     return int(tomllib.loads(text).get("seed", 1))
 
 
-__all__ = ["AccEnv", "SinglePortEnv", "FileScenario"]
+__all__ = ["AccEnv", "SinglePortEnv"]
