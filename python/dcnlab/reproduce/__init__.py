@@ -76,6 +76,39 @@ def check(name: str, scale: str, only: list[str] | None) -> ModuleType:
     return mod
 
 
+class _SuiteProgress:
+    """Runs done across the whole suite — `suite: runs 37/120 (31 %), 5.2 min (now testbed)` — logged at
+    most every `every_s` seconds and after each experiment. It chains to the runner's own per-batch
+    `progress` (which it replaces until `close`); the total is the paper's `RUNS` counts, when it has
+    them. Runs made outside the runner (a module's own cached look-ups) are not counted."""
+
+    def __init__(self, runner, total: int | None, log: Callable[[str], None], every_s: float = 15.0):
+        self.runner, self.total, self.log, self.every_s = runner, total, log, every_s
+        self.inner = getattr(runner, "progress", None)
+        self.hooked = hasattr(runner, "progress")
+        if self.hooked:
+            runner.progress = self._batch
+        self.done, self.in_batch, self.exp = 0, 0, ""
+        self.t0 = self.last = time.time()
+
+    def _batch(self, done: int, n: int) -> None:
+        if self.inner:
+            self.inner(done, n)
+        self.done += done - self.in_batch
+        self.in_batch = 0 if done >= n else done
+        if time.time() - self.last >= self.every_s:
+            self.show()
+
+    def show(self) -> None:
+        self.last = time.time()
+        of = f"/{self.total} ({100 * self.done / max(self.total, 1):.0f} %)" if self.total else ""
+        self.log(f"suite: runs {self.done}{of}, {(self.last - self.t0) / 60:.1f} min" + (f" (now {self.exp})" if self.exp else ""))
+
+    def close(self) -> None:
+        if self.hooked:
+            self.runner.progress = self.inner
+
+
 def reproduce(name: str, scale: str = "small", out: str | Path | None = None, jobs: int | None = None,
               log: Callable[[str], None] = print, only: list[str] | None = None, runner=None) -> Path:
     """Run a paper's experiments (all, or those named in `only`) at a scale; each writes its tables and
@@ -90,11 +123,20 @@ def reproduce(name: str, scale: str = "small", out: str | Path | None = None, jo
     body = [f"<h1>{html.escape(mod.TITLE)}</h1>",
             f"<p>scale: {html.escape(scale)}. What each figure reproduces, what the paper reports and what we "
             f"measure: experiments/{html.escape(name)}/README.md.</p>"]
-    for exp in only or list(mod.EXPERIMENTS):
-        t0 = time.time()
-        log(f"{exp}, scale {scale} …")
-        body += mod.EXPERIMENTS[exp](preset(name, exp, scale), out, runner)
-        log(f"{exp}: {time.time() - t0:.0f} s")
+    names = only or list(mod.EXPERIMENTS)
+    counts = getattr(mod, "RUNS", {})
+    total = sum(counts[e](preset(name, e, scale)) for e in names) if all(e in counts for e in names) else None
+    suite = _SuiteProgress(runner, total, log)
+    try:
+        for exp in names:
+            t0 = time.time()
+            suite.exp = exp
+            log(f"{exp}, scale {scale} …")
+            body += mod.EXPERIMENTS[exp](preset(name, exp, scale), out, runner)
+            log(f"{exp}: {time.time() - t0:.0f} s")
+            suite.show()
+    finally:
+        suite.close()
     out.mkdir(parents=True, exist_ok=True)
     report = out / "report.html"
     report.write_text(page(mod.TITLE, body))

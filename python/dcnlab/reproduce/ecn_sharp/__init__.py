@@ -36,3 +36,5 @@ EXPERIMENTS = {
     "pias": _pias.section,
     "dcqcn": _dcqcn.section,
 }
+# Experiment name → the number of runs its preset sends to the runner (progress across the suite).
+RUNS = {name: globals()[f"_{name}"].runs for name in EXPERIMENTS}

@@ -43,6 +43,10 @@ def dcqcn(scale: str = "small", out: str | Path = "results/ecn_sharp", runner: R
     return normalised_run("dcqcn", DCQCN_SCHEMES, "DCQCN", preset(PAPER, "dcqcn", scale, **overrides), out, runner)
 
 
+def runs(p: dict) -> int:
+    return len(DCQCN_SCHEMES) * len(p["workloads"]) * len(p["loads"]) * p["seeds"]
+
+
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     norm = normalised_run("dcqcn", DCQCN_SCHEMES, "DCQCN", p, out, runner)
     figs = plot_normalised(norm, out, "dcqcn", "DCQCN and DCQCN + ECN♯", "DCQCN", paper=PAPER_DCQCN)

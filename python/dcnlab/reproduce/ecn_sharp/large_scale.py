@@ -56,6 +56,11 @@ def large_scale(scale: str = "small", out: str | Path = "results/ecn_sharp", run
     return normalised_run("large_scale", schemes or LARGE_SCHEMES, "DCTCP-RED-Tail", p, out, runner)
 
 
+def runs(p: dict, schemes: dict = LARGE_SCHEMES) -> int:
+    """Runs of preset `p` through the runner (suite progress)."""
+    return len(schemes) * len(p["workloads"]) * len(p["loads"]) * p["seeds"]
+
+
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     norm = normalised_run("large_scale", LARGE_SCHEMES, "DCTCP-RED-Tail", p, out, runner)
     figs = plot_normalised(norm, out, "large_scale", "large scale (128 hosts, 80–240 µs)", "DCTCP-RED-Tail", paper=PAPER_LARGE)

@@ -107,6 +107,10 @@ def plot(raw: pd.DataFrame, out: str | Path) -> list[Path]:
     return paths
 
 
+def runs(p: dict) -> int:
+    return len(MICRO_SCHEMES) * len(p["ns"]) * p["seeds"]
+
+
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     raw = run(p, out, runner)
     cols = ["n", "scheme", "standing_pkts", "peak_pkts", "drops", "query_avg_us", "query_p99_us", "query_timeouts"]

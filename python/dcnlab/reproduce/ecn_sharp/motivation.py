@@ -95,6 +95,12 @@ def plot(fig2: pd.DataFrame, fig3: pd.DataFrame, out: str | Path) -> list[Path]:
     return paths
 
 
+def runs(p: dict) -> int:
+    """Runs of preset `p` through the runner (suite progress): Fig. 2's thresholds, Fig. 3's AVG and Tail
+    per variation."""
+    return (len(p["thresholds"]) + 2 * len(p["variations"])) * p["seeds"]
+
+
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     f2, f3 = run(p, out, runner)
     paper = pd.DataFrame([{"paper figure": k, "ratio": v} for k, v in PAPER_MOTIVATION.items()])

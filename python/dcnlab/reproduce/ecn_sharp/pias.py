@@ -113,6 +113,10 @@ def pias(scale: str = "small", out: str | Path = "results/ecn_sharp", runner: Ru
     return run(preset(PAPER, "pias", scale, **overrides), out, runner, split)[1]
 
 
+def runs(p: dict) -> int:
+    return len(_AQMS) * len(p["workloads"]) * len(p["loads"]) * p["seeds"]
+
+
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     raw, norm = run(p, out, runner)
     # The paper states no load for its "up to 10.1 %", so there is no point to plot.

@@ -100,6 +100,10 @@ def plot(raw: pd.DataFrame, out: str | Path) -> list[Path]:
     return [savefig(fig, out, "scheduler")]
 
 
+def runs(p: dict) -> int:
+    return len(SCHED_SCHEMES) * p["seeds"]
+
+
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     raw = run(p, out, runner)
     return ["<h2>Packet scheduler (Fig. 20)</h2><p>paper: goodputs 9.6 → 6.42 / 3.18 → 4.82 / 2.40 / 2.40 Gbps; "

@@ -28,6 +28,10 @@ def sensitivity(scale: str = "small", out: str | Path = "results/ecn_sharp", run
     return normalised_run("sensitivity", SENSITIVITY, REF, preset(PAPER, "sensitivity", scale, **overrides), out, runner)
 
 
+def runs(p: dict) -> int:
+    return len(SENSITIVITY) * len(p["workloads"]) * len(p["loads"]) * p["seeds"]
+
+
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     norm = normalised_run("sensitivity", SENSITIVITY, REF, p, out, runner)
     figs = plot_normalised(norm, out, "sensitivity", "ECN♯ parameter sensitivity", REF)

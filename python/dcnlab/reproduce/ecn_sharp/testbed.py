@@ -42,10 +42,14 @@ def run(p: dict, out: str | Path, runner: Runner | None = None, schemes: dict | 
     at 3×, Tail and ECN♯ (Fig. 11) at the other variations."""
     out = Path(out)
     base = load_scenario(EXP / "testbed.toml")
+    # Optional keys: `larger_variation_workloads` (Fig. 11 is web search only), `max_time` (the testbed's
+    # 30 s cap ends a data-mining run at low load before its flows have all started).
+    extra = {"stop.max_time": p["max_time"]} if "max_time" in p else {}
     jobs = []
     for v in p["variations"]:
         sch = schemes or (TESTBED_SCHEMES if v == "3x" else derived_schemes(v, out))
-        jobs += grid(base, sch, p["workloads"], p["loads"], p["flows"], p["seeds"], delay_file(v), {"variation": v})
+        wls = p["workloads"] if v == "3x" else p.get("larger_variation_workloads", p["workloads"])
+        jobs += grid(base, sch, wls, p["loads"], p["flows"], p["seeds"], delay_file(v) | extra, {"variation": v})
     raw = run_jobs(jobs, out, EXP, runner)
     out.mkdir(parents=True, exist_ok=True)
     raw.to_csv(out / "testbed_runs.csv", index=False)
@@ -68,6 +72,14 @@ def plot(norm: pd.DataFrame, out: str | Path) -> list[Path]:
         paths += plot_normalised(g, out, f"testbed_{var}", f"testbed, RTT variation {var}", "DCTCP-RED-Tail",
                                  paper=PAPER_TESTBED if var == "3x" else ())
     return paths
+
+
+def runs(p: dict) -> int:
+    """Runs of preset `p` through the runner (suite progress): four schemes at 3×, two at the others."""
+    wl = len(p["workloads"])
+    per = sum(len(TESTBED_SCHEMES) * wl if v == "3x" else 2 * len(p.get("larger_variation_workloads", p["workloads"]))
+              for v in p["variations"])
+    return per * len(p["loads"]) * p["seeds"]
 
 
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
