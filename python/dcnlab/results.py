@@ -75,6 +75,7 @@ class Result:
     pauses: pd.DataFrame = field(default_factory=lambda: empty("pauses"))
     ports: pd.DataFrame = field(default_factory=lambda: empty("ports"))
     port_states: pd.DataFrame = field(default_factory=lambda: empty("port_states"))
+    jobs: pd.DataFrame = field(default_factory=lambda: empty("jobs"))
 
     def save(self, directory: str | Path) -> Path:
         """Write every table (Parquet) and `meta.json` atomically: into a temporary folder beside

@@ -108,8 +108,8 @@ impl Sim {
             if (msg.flow as usize) < self.hosts.flow_slot.len() {
                 self.hosts.flow_slot[msg.flow as usize] = u32::MAX;
             }
-            if self.work.sources[entry as usize].finished(src, worker, now) {
-                self.push(now, Ev::Flow(entry));
+            if let Some(t) = self.work.finished(entry, src, worker, now) {
+                self.push(t, Ev::Flow(entry));
             }
         }
     }

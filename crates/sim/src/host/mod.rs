@@ -554,8 +554,10 @@ impl Sim {
                 self.work.active_flows -= 1;
             }
             self.flush(sid, &mut out);
-            if done && self.work.sources[entry as usize].finished(pkt.src, worker, now) {
-                self.push(now, Ev::Flow(entry));
+            if done {
+                if let Some(t) = self.work.finished(entry, pkt.src, worker, now) {
+                    self.push(t, Ev::Flow(entry));
+                }
             }
         } else {
             if let TcpOpt::Int(_) = pkt.opt {
@@ -624,8 +626,8 @@ impl Sim {
         if done {
             self.rec.flows[flow as usize].finish = Some(now);
             self.work.active_flows -= 1;
-            if self.work.sources[entry as usize].finished(src, worker, now) {
-                self.push(now, Ev::Flow(entry));
+            if let Some(t) = self.work.finished(entry, src, worker, now) {
+                self.push(t, Ev::Flow(entry));
             }
         }
         self.close_if_done(sid, flow);

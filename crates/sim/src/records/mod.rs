@@ -130,6 +130,22 @@ pub struct RttRow {
     pub rtt: Time,
 }
 
+/// One job of a jobs traffic entry (`workload/jobs.rs`): a storage IO, a training iteration (`jobs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobRow {
+    pub job_id: u32,
+    /// The traffic entry it belongs to.
+    pub entry: u32,
+    /// What the job is (`read`, `write`, `iteration`, …), named by its model.
+    pub kind: &'static str,
+    pub start: Time,
+    /// When its last flow's receiver got the last byte (the model closed it).
+    pub finish: Option<Time>,
+    /// Flows and payload bytes released for it so far.
+    pub flows: u32,
+    pub bytes: u64,
+}
+
 /// Drops by reason.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Drops {
@@ -264,6 +280,7 @@ pub struct Records {
     pub pauses: Vec<PauseRow>,
     pub ports: Vec<PortRow>,
     pub port_states: Vec<PortStateRow>,
+    pub jobs: Vec<JobRow>,
     pub meta: Meta,
 }
 

@@ -3,10 +3,10 @@
 //! `docs/records.md` is generated from here (`dcnlab schema --markdown`); a test keeps it in step.
 
 use super::schema::{us, us_or_nan, Cell, Col, Column, Row, Table, Ty};
-use super::{ControlRow, FlowRow, LinkRow, PauseRow, PortRow, PortStateRow, QueueRow, Records, RttRow, TraceRow};
+use super::{ControlRow, FlowRow, JobRow, LinkRow, PauseRow, PortRow, PortStateRow, QueueRow, Records, RttRow, TraceRow};
 
 /// Every table, in the order of the docs.
-pub static TABLES: [Table; 9] = [
+pub static TABLES: [Table; 10] = [
     Table::of::<FlowRow>(),
     Table::of::<QueueRow>(),
     Table::of::<LinkRow>(),
@@ -16,6 +16,7 @@ pub static TABLES: [Table; 9] = [
     Table::of::<PauseRow>(),
     Table::of::<PortRow>(),
     Table::of::<PortStateRow>(),
+    Table::of::<JobRow>(),
 ];
 
 /// The table called `name`.
@@ -220,5 +221,24 @@ impl Row for PortStateRow {
     ];
     fn rows(rec: &Records) -> &[Self] {
         &rec.port_states
+    }
+}
+
+impl Row for JobRow {
+    const NAME: &'static str = "jobs";
+    const MEANING: &'static str = "One row per job of the traffic kinds made of jobs (`storage`: one IO; `training`: one iteration), in the order they began; a job's flows are rows of `flows` as any others. Storage IOPS = IOs finished in a window / its length; training speed = workers × batch / iteration time (`dcnlab.jobs`).";
+    const COLUMNS: &'static [Col<Self>] = &[
+        col("job_id", Int, "", "The job's number, in the order jobs began (from 0, over all traffic entries).", |r, _| Cell::Int(r.job_id as i64)),
+        col("entry", Int, "", "The traffic entry (`[[traffic]]`, from 0) that made it.", |r, _| Cell::Int(r.entry as i64)),
+        col("kind", Str, "", "`read` or `write` (storage), `iteration` (training).", |r, _| Cell::Str(r.kind)),
+        col("start_us", Float, "us", "When the job began: a storage IO when it was issued (its first message starts), a training iteration when its compute phase began.", |r, _| Cell::Float(us(r.start))),
+        col("finish_us", Float, "us", "When the receiver of its last flow got the last byte; NaN if unfinished.", |r, _| Cell::Float(us_or_nan(r.finish))),
+        col("duration_us", Float, "us", "finish − start (an IO's latency, an iteration's time); NaN if unfinished.", |r, _| Cell::Float(us_or_nan(r.finish.map(|f| f - r.start)))),
+        col("flows", Int, "", "Flows (messages) the job sent.", |r, _| Cell::Int(r.flows as i64)),
+        col("bytes", Int, "bytes", "Payload bytes of those flows.", |r, _| Cell::Int(r.bytes as i64)),
+        col("finished", Bool, "", "The job completed before the run stopped.", |r, _| Cell::Bool(r.finish.is_some())),
+    ];
+    fn rows(rec: &Records) -> &[Self] {
+        &rec.jobs
     }
 }

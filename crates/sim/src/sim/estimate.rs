@@ -144,6 +144,8 @@ fn count_field(kind: &TrafficKind) -> &'static str {
         TrafficKind::Stride(_) | TrafficKind::Permutation(_) => "kind",
         TrafficKind::Shuffle(_) => "hosts",
         TrafficKind::ClosedLoop(_) => "messages",
+        TrafficKind::Storage(_) => "ios",
+        TrafficKind::Training(_) => "iterations",
     }
 }
 
@@ -195,6 +197,8 @@ fn last_start(kind: &TrafficKind, host_rate: Option<u64>, hosts: u128) -> Option
         }
         TrafficKind::Flows(c) => Some(c.list.iter().map(|f| f.start.0 as u128).max().unwrap_or(0)),
         TrafficKind::File(_) => None,
+        // Jobs run until the run stops unless they are counted; when they end depends on the network.
+        TrafficKind::Storage(_) | TrafficKind::Training(_) => None,
     }
 }
 
@@ -257,6 +261,12 @@ impl Estimate {
                 }
                 TrafficKind::Incast(c) => c.flows.map_or(c.senders.0.len() as u128, |f| f as u128).min(n),
                 TrafficKind::File(_) => (16 * h).min(n),
+                // Each FIO job's outstanding IOs; every worker's flow of a phase.
+                TrafficKind::Storage(c) => {
+                    let clients = c.clients.as_ref().map_or(h.saturating_sub(c.servers.0.len() as u128), |v| v.0.len() as u128);
+                    clients * c.numjobs as u128 * c.io_depth as u128
+                }
+                TrafficKind::Training(c) => c.workers as u128,
                 _ => n,
             };
             open += t.max_in_flight.map_or(at_once, |m| at_once.min(m as u128));

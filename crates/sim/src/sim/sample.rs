@@ -175,6 +175,7 @@ impl Sim {
             w.flush().ok();
         }
         self.record_unstarted();
+        self.rec.jobs = std::mem::take(&mut self.work.jobs);
         self.record_ports();
         self.record_port_states();
         self.end_controllers();

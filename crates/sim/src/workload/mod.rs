@@ -9,10 +9,13 @@ pub mod closed_loop;
 pub mod file;
 pub mod flows;
 pub mod incast;
+pub mod jobs;
 pub mod permutation;
 pub mod poisson;
 pub mod shuffle;
+pub mod storage;
 pub mod stride;
+pub mod training;
 pub mod workers;
 
 pub use cdf::{Cdf, BUILTIN_CDFS};
@@ -45,7 +48,8 @@ pub struct NewFlow {
     /// When the application stops writing (the flow ends with what it has sent by then).
     pub stop: Option<Time>,
     /// The worker (application thread) of the sending host that sends it (`workers.rs`; 0 for sources
-    /// without workers). A finished flow frees its worker.
+    /// without workers). A finished flow frees its worker. A jobs source's flow carries its handle here
+    /// instead (`jobs.rs`), which tells the source which of its flows finished.
     pub worker: u32,
     /// The connection it goes on.
     pub carrier: Carrier,
@@ -94,12 +98,14 @@ impl HostInfo {
     }
 }
 
-/// One traffic source: a fixed list drained in start order, a live Poisson process, or flows served by
-/// workers at their sending hosts (`workers.rs`).
+/// One traffic source: a fixed list drained in start order, a live Poisson process, flows served by
+/// workers at their sending hosts (`workers.rs`), or flows a job model releases as earlier ones finish
+/// (`jobs.rs`).
 pub enum Source {
     List { flows: Vec<NewFlow>, next: usize },
     Poisson(Poisson),
     Workers(workers::Workers),
+    Jobs(jobs::Jobs),
 }
 
 impl Source {
@@ -109,6 +115,7 @@ impl Source {
             Source::List { flows, next } => flows.get(*next).map(|f| f.start),
             Source::Poisson(p) => p.peek(),
             Source::Workers(w) => w.peek(),
+            Source::Jobs(j) => j.peek(),
         }
     }
 
@@ -121,6 +128,7 @@ impl Source {
             }
             Source::Poisson(p) => p.pop(),
             Source::Workers(w) => w.pop(),
+            Source::Jobs(j) => j.pop(),
         }
     }
 }
@@ -169,6 +177,10 @@ impl Entry {
             let (transport, entry) = (self.transport, self.index);
             return w.unstarted().into_iter().map(|f| NewFlow { transport, entry, ..f }).collect();
         }
+        if let Source::Jobs(j) = &mut self.source {
+            let (transport, entry) = (self.transport, self.index);
+            return j.unstarted().into_iter().filter(|f| f.start < self.stop).map(|f| NewFlow { transport, entry, ..f }).collect();
+        }
         let mut v = Vec::new();
         while self.peek().is_some() {
             v.push(self.pop());
@@ -176,16 +188,6 @@ impl Entry {
         v
     }
 
-    /// One of this entry's flows, from host `src`'s `worker`, finished at `now`; returns true when a
-    /// waiting flow may now start (the closed-loop limit let it, or the host's worker took its next).
-    pub fn finished(&mut self, src: u32, worker: u32, now: Time) -> bool {
-        self.in_flight -= 1;
-        let taken = match &mut self.source {
-            Source::Workers(w) => w.finished(src, worker, now),
-            _ => false,
-        };
-        std::mem::take(&mut self.blocked) | taken
-    }
 }
 
 /// Every traffic entry of the run and how many flows are active.
@@ -193,6 +195,8 @@ impl Entry {
 pub struct Workload {
     pub sources: Vec<Entry>,
     pub active_flows: u64,
+    /// The jobs of the entries made of jobs (`jobs.rs`): the `jobs` table.
+    pub jobs: Vec<crate::records::JobRow>,
 }
 
 impl Workload {
@@ -200,6 +204,28 @@ impl Workload {
     #[inline]
     pub fn exhausted(&self) -> bool {
         self.sources.iter().all(|s| s.peek().is_none())
+    }
+
+    /// One of entry `e`'s flows, from host `src`'s `worker` (a jobs flow: its handle), finished at
+    /// `now`. Returns when the entry should look for its next flow (the engine's `Ev::Flow`): now, when a
+    /// waiting flow may start (the closed-loop limit let it, or the host's worker took its next); for
+    /// jobs, when the first flow the finish released is due.
+    pub fn finished(&mut self, e: u32, src: u32, worker: u32, now: Time) -> Option<Time> {
+        let entry = &mut self.sources[e as usize];
+        entry.in_flight -= 1;
+        let blocked = std::mem::take(&mut entry.blocked);
+        match &mut entry.source {
+            Source::Workers(w) => (w.finished(src, worker, now) | blocked).then_some(now),
+            Source::Jobs(j) => {
+                let next = j.finished(worker, now, e, &mut self.jobs);
+                if blocked {
+                    Some(now)
+                } else {
+                    next
+                }
+            }
+            _ => blocked.then_some(now),
+        }
     }
 }
 
@@ -221,6 +247,10 @@ pub fn build(
         match &mut source {
             Source::List { flows, .. } => flows.retain(|f| f.start >= start && f.start < stop),
             Source::Workers(w) => w.retain(|f| f.start >= start && f.start < stop),
+            Source::Jobs(j) => {
+                j.start = j.start.max(start);
+                j.begin(i as u32, &mut w.jobs);
+            }
             Source::Poisson(p) => {
                 if start > p.start {
                     // Arrivals begin at the window's start: shift the whole process.
@@ -234,6 +264,7 @@ pub fn build(
             Source::List { flows, .. } => flows.len() as u64,
             Source::Poisson(p) => p.remaining,
             Source::Workers(w) => w.remaining(),
+            Source::Jobs(j) => j.remaining(),
         });
         if total > MAX_FLOWS {
             return Err(too_many_flows(&format!("traffic[{i}]"), total));
@@ -486,6 +517,8 @@ registry! {
     Stride = "stride" => stride,
     Shuffle = "shuffle" => shuffle,
     ClosedLoop = "closed_loop" => closed_loop,
+    Storage = "storage" => storage,
+    Training = "training" => training,
     Permutation = "permutation" => permutation,
     Flows = "flows" => flows,
     File = "file" => file,

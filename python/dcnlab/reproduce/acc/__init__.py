@@ -8,16 +8,23 @@ stream of the seed); ACC's agents start from the pre-trained model and go on lea
 from . import check as _check
 from . import heterogeneous as _heterogeneous
 from . import large_scale as _large_scale
+from . import storage as _storage
+from . import training as _training
 from .check import check  # noqa: F401
 from .heterogeneous import heterogeneous  # noqa: F401
 from .common import SCHEMES  # noqa: F401
 from .large_scale import large_scale  # noqa: F401
+from .storage import storage  # noqa: F401
+from .training import training  # noqa: F401
 
-TITLE = "ACC reproduction (large-scale simulation: SECN1, SECN2 and ACC; heterogeneous traffic; the check scenario)"
+TITLE = ("ACC reproduction (large-scale simulation: SECN1, SECN2 and ACC; heterogeneous traffic; the check scenario; "
+         "distributed storage; distributed training)")
 
 # Experiment name → its section (preset, out, runner) → HTML fragments. One line per experiment.
 EXPERIMENTS = {
     "large_scale": _large_scale.section,
     "check": _check.section,
     "heterogeneous": _heterogeneous.section,
+    "storage": _storage.section,
+    "training": _training.section,
 }

@@ -108,6 +108,30 @@ def model_path(p: dict) -> Path:
     return path
 
 
+def acc_changes(p: dict, start: dict, name: str) -> dict:
+    """Overrides that add the ACC agents, every data queue starting at the static setting `start` and
+    learning as the preset's `training` says; `name` is the scenario's name, to which the model's hash is
+    added (a run's cache key is the scenario's hash, so a new model is a new run)."""
+    if p["training"] not in TRAINING:
+        raise ScenarioError(where(p, "training"), f"`{p['training']}`: give one of {', '.join(TRAINING)}")
+    ctl = {"kind": "acc", "training": p["training"]} | dict(p.get("acc", {}))
+    ch = {"switch.aqm": [{"kind": "droptail"}, copy.deepcopy(start)]}
+    if p["training"] != "from_scratch":
+        path = model_path(p)
+        ctl["model"] = p["model"]
+        ch["name"] = f"{name}, model {hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
+    return ch | {"switch.controller": ctl}
+
+
+def decisions(steps: pd.DataFrame) -> dict:
+    """ACC's recorded decisions in brief: how many, how many distinct settings, mean Kmin/Kmax (KB) and Pmax."""
+    if not len(steps):
+        return {}
+    s = settings(steps)
+    return {"acc_decisions": len(steps), "acc_settings_used": int(s.drop_duplicates().shape[0]),
+            "acc_kmin_kb": s["kmin"].mean() / 1e3, "acc_kmax_kb": s["kmax"].mean() / 1e3, "acc_pmax": s["pmax"].mean()}
+
+
 def scheme_changes(scheme: str, p: dict) -> dict:
     """Overrides of the base scenario for one scheme. ACC starts every queue at SECN1 (spec §3: the
     scenario's static setting until the first decision) and learns as the preset's `training` says."""
@@ -121,17 +145,7 @@ def scheme_changes(scheme: str, p: dict) -> dict:
                                        "changes": [{"at": "0us", "aqm": secn2(p["fabric_rate"])}]}
         return ch
     if scheme == "ACC":
-        if p["training"] not in TRAINING:
-            raise ScenarioError(where(p, "training"), f"`{p['training']}`: give one of {', '.join(TRAINING)}")
-        ctl = {"kind": "acc", "training": p["training"]} | dict(p.get("acc", {}))
-        ch = {"switch.aqm": [{"kind": "droptail"}, copy.deepcopy(SECN1)]}
-        if p["training"] != "from_scratch":
-            path = model_path(p)
-            ctl["model"] = p["model"]
-            # The run's cache key is the scenario's hash: the model's bytes go into the name, so a new model
-            # is a new run.
-            ch["name"] = f"acc large scale, model {hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
-        return ch | {"switch.controller": ctl}
+        return acc_changes(p, SECN1, "acc large scale")
     raise ScenarioError(where(p, "schemes"), f"unknown scheme `{scheme}`; the ACC experiment has: {', '.join(SCHEMES)}")
 
 
