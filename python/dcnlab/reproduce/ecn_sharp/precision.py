@@ -145,9 +145,9 @@ def measure(scale: str, out, only=None, runner=None, reps: int = 1000, block: in
     or found in `out/runs`, as `reproduce` makes them), seeds pooled. One row per (experiment, workload,
     variation, load, scheme, statistic): estimate, lo, hi, rel, n (flows in the statistic), flows (per
     run), seeds."""
+    import json
     from pathlib import Path
 
-    from ...results import load as load_result
     from ...sweep import ProcessRunner
     from .. import preset
     from .dcqcn import DCQCN_SCHEMES
@@ -179,9 +179,9 @@ def measure(scale: str, out, only=None, runner=None, reps: int = 1000, block: in
         keys = [k for k in _KEYS if k in raw]
         point = [k for k in keys if k != "scheme"]
 
-        def flows(c):
-            r = load_result(c)
-            return r.flows[r.flows["start_us"] >= float(r.meta.get("warmup_us", 0.0))]
+        def flows(c):  # the flows table and the warm-up, read from the cache folder as saved
+            f = pd.read_parquet(Path(c) / "flows.parquet")
+            return f[f["start_us"] >= float(json.loads((Path(c) / "meta.json").read_text()).get("warmup_us", 0.0))]
 
         for pkey, pg in raw.groupby(point, sort=False):
             ref = _REF[exp](pg)
