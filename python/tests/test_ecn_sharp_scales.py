@@ -9,7 +9,7 @@ import pytest
 
 from dcnlab.reproduce import check, preset, scales
 from dcnlab.reproduce.ecn_sharp import EXPERIMENTS
-from dcnlab.reproduce.ecn_sharp.precision import bootstrap, fct_values, flows_needed, run_precision
+from dcnlab.reproduce.ecn_sharp.precision import _resample_idx, bootstrap, fct_values, flows_needed, run_precision
 
 
 def test_bootstrap_mean_of_exponential_matches_the_normal_interval():
@@ -50,6 +50,9 @@ def test_pooling_and_blocks():
     y = level + rng.exponential(0.1, 4000)
     assert bootstrap(y, "mean", block=100, seed=1)["rel"] > 2 * bootstrap(y, "mean", block=1, seed=1)["rel"]
     assert flows_needed(0.10, 1000) == 4000 and flows_needed(0.05, 1000) == 1000
+    # A block is at most a tenth of the sample: 500 flows with blocks of 1000 resample ten runs of 50.
+    idx = _resample_idx(np.random.default_rng(0), 500, 3, 1000)
+    assert idx.shape == (3, 500) and (np.diff(idx.reshape(3, 10, 50), axis=2) == 1).all()
 
 
 def test_run_precision_uses_finished_flows_of_each_bucket_after_warmup():
