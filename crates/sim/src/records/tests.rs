@@ -48,6 +48,10 @@ fn records() -> Records {
         credit_stall: 0,
     }];
     r.port_states = vec![PortStateRow { time: 9 * US, node: 2, port: 1, queue: 3, state: crate::aqm::tcd::Ternary::Undetermined }];
+    r.jobs = vec![
+        JobRow { job_id: 0, entry: 1, kind: "write", start: 4 * US, finish: Some(10 * US + 250_000), flows: 3, bytes: 8192 },
+        JobRow { job_id: 1, entry: 1, kind: "read", start: 6 * US, finish: None, flows: 1, bytes: 64 },
+    ];
     r
 }
 
@@ -87,7 +91,8 @@ fn existing_columns_keep_their_order_and_new_ones_come_last() {
     assert_eq!(header("flow_trace"), "time_us,flow_id,cwnd_bytes,rate_bps,alpha,srtt_us,delivered_bytes");
     assert_eq!(header("controller_steps"), "time_us,node,port,queue,action,reward,epsilon,loss,features");
     let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
-    assert_eq!(names, ["flows", "queues", "links", "flow_trace", "controller_steps", "rtt_samples", "pauses", "ports", "port_states"]);
+    assert_eq!(names, ["flows", "queues", "links", "flow_trace", "controller_steps", "rtt_samples", "pauses", "ports", "port_states", "jobs"]);
+    assert_eq!(header("jobs"), "job_id,entry,kind,start_us,finish_us,duration_us,flows,bytes,finished");
     assert_eq!(header("port_states"), "time_us,node,port,queue,state");
     assert_eq!(header("pauses"), "time_us,node,port,priority,event,direction");
     assert_eq!(
@@ -171,4 +176,13 @@ fn write_dir_writes_every_table() {
     }
     assert!(dir.join("meta.json").exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn jobs_rows_give_duration_and_nan_for_unfinished() {
+    let r = records();
+    let t = TABLES.iter().find(|t| t.name == "jobs").unwrap();
+    let text = csv(t, &r);
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows, ["0,1,write,4,10.25,6.25,3,8192,true", "1,1,read,6,NaN,NaN,1,64,false"]);
 }
