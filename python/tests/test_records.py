@@ -16,7 +16,7 @@ from dcnlab.tables import KINDS, TABLES, markdown
 ROOT = Path(__file__).resolve().parents[2]
 
 # Rows in every table: two long-lived flows (traced) beside short ones of another transport, queue and
-# link samples, and a controller that lowers the threshold mid-run.
+# link samples, a controller that lowers the threshold mid-run, and storage IOs (jobs).
 EVERY_TABLE = """
 seed = 3
 stop = { time = "6ms" }
@@ -50,6 +50,12 @@ flows = 40
 src = "0-3"
 dst = "4-5"
 transport = { cc = "reno", ecn = true }
+[[traffic]]
+kind = "storage"
+pattern = "video_streaming"
+servers = [4, 5]
+clients = [3]
+io_depth = 1
 [record]
 queue_sample_interval = "100us"
 queues = "all"

@@ -29,7 +29,7 @@ def test_every_paper_has_presets_for_every_experiment(name):
 def test_preset_overrides_and_unknown_names():
     p = reproduce.preset("ecn_sharp", "testbed", "small", flows=123, loads=None)
     assert p["flows"] == 123 and p["loads"] == reproduce.scales("ecn_sharp")["small"]["testbed"]["loads"]
-    with pytest.raises(reproduce.UnknownName, match="small, paper"):
+    with pytest.raises(reproduce.UnknownName, match="small, medium, paper"):
         reproduce.check("ecn_sharp", "huge", None)
     with pytest.raises(reproduce.UnknownName, match="scheduler"):
         reproduce.check("ecn_sharp", "small", ["schedulr"])
