@@ -150,10 +150,10 @@ impl Row for ControlRow {
         col("port", Int, "", PORT, |r, _| Cell::Int(r.port as i64)),
         col("queue", Int, "", QUEUE, |r, _| Cell::Int(r.queue as i64)),
         col("action", Str, "", "The AQM's kind and parameters after the change.", |r, _| Cell::Str(&r.action)),
-        col("reward", Float, "", "A learning controller's reward for its previous action at this queue; NaN for others and at the first decision.", |r, _| Cell::Float(r.reward)),
+        col("reward", Float, "", "A learning controller's reward for its previous action at this queue (centralized ACC: the mean over its queues, the same on every row of a tick); NaN for others and at the first decision.", |r, _| Cell::Float(r.reward)),
         col("epsilon", Float, "", "Its exploration rate at this decision; NaN for controllers that do not explore.", |r, _| Cell::Float(r.epsilon)),
         col("loss", Float, "", "The loss of the training step taken at this decision; NaN when none was.", |r, _| Cell::Float(r.loss)),
-        col("features", Str, "", "The state the decision was made on, space-separated (ACC: queue, tx rate, marked rate, Kmin, Kmax, Pmax per sample, normalised); empty for others.", |r, _| Cell::Str(&r.features)),
+        col("features", Str, "", "The state the decision was made on, space-separated (ACC: queue, tx rate, marked rate, Kmin, Kmax, Pmax of the newest sample, normalised; centralized ACC: per port group the mean then the maximum of those six, on the first row of each tick only); empty for others.", |r, _| Cell::Str(&r.features)),
     ];
     fn rows(rec: &Records) -> &[Self] {
         &rec.controller_steps

@@ -5,6 +5,7 @@
 use super::ddqn::{Head, Learner};
 use super::nn::{flops, n_params, Acts, Mlp, F};
 use super::replay::{Replay, Transition};
+use super::central::{CentralAgent, Layout};
 use super::{Meta, Params, Training, FEATURES};
 use crate::aqm::{red, Aqm, AqmCfg, MarkAt, NonEct};
 use crate::control::{Control, Tick};
@@ -85,6 +86,8 @@ pub struct Acc {
     pub save_to: Option<String>,
     /// Decisions made by the host program (`dcnlab.rl`) instead of the agents' networks.
     external: Option<External>,
+    /// `mode = "centralized"`: the one agent that decides for every queue (no per-queue agents then).
+    pub central_agent: Option<CentralAgent>,
 }
 
 /// The host program decides: at each tick every agent observes and the run pauses (`awaiting`) until
@@ -97,8 +100,8 @@ struct External {
 }
 
 /// Raw per-interval quantities behind the features and the reward.
-struct Sample {
-    features: [F; FEATURES],
+pub(super) struct Sample {
+    pub(super) features: [F; FEATURES],
     qlen: u64,
     util: f64,
     paused: f64,
@@ -106,12 +109,22 @@ struct Sample {
 
 impl Acc {
     pub fn new(p: Params, init: Option<Mlp>, templates: Vec<Template>) -> Acc {
-        Acc { p, init, templates, agents: Vec::new(), central: None, frozen: None, acts: Acts::default(), idx: Vec::new(), transitions_shared: 0, save_to: None, external: None }
+        let (agents, central, frozen, acts, idx) = (Vec::new(), None, None, Acts::default(), Vec::new());
+        Acc { p, init, templates, agents, central, frozen, acts, idx, transitions_shared: 0, save_to: None, external: None, central_agent: None }
+    }
+
+    /// Decide through one centralized agent over these port groups (`central.rs`) instead of one agent
+    /// per queue; `p.sizes` and `p.head` must already be the central network's.
+    pub fn make_central(&mut self, layout: Layout) {
+        self.central_agent = Some(CentralAgent::new(layout));
     }
 
     /// Let the host program make every decision (`dcnlab.rl`): the agents observe and are rewarded as
     /// ever, but choose nothing and learn nothing. Refused for a controller that learns during the run.
     pub fn make_external(&mut self) -> Result<(), String> {
+        if self.central_agent.is_some() {
+            return Err("the environment drives the distributed agents; use mode = \"distributed\"".into());
+        }
         if self.p.training != Training::None {
             return Err("the agents would learn beside the host program's decisions; set `training = \"none\"`".into());
         }
@@ -153,6 +166,16 @@ impl Acc {
     /// Parameter count, model size and cost per decision (acc.md §9).
     pub fn meta(&self) -> Meta {
         let s = &self.p.sizes;
+        if let Some(c) = &self.central_agent {
+            return Meta {
+                agents: 1,
+                params: n_params(s),
+                model_bytes: 4 * n_params(s),
+                flops_per_decision: flops(s),
+                transitions_stored: c.stored(),
+                transitions_shared: 0,
+            };
+        }
         Meta {
             agents: self.templates.len(),
             params: n_params(s),
@@ -166,6 +189,9 @@ impl Acc {
     /// The model the run has learnt: the central one (`shared`, `from_scratch`), else agent `agent`'s
     /// online network (`local`), else the frozen one. `None` before the first tick.
     pub fn model(&self, agent: usize) -> Option<&Mlp> {
+        if let Some(c) = &self.central_agent {
+            return c.network();
+        }
         if let Some(c) = &self.central {
             return Some(&c.learner.online);
         }
@@ -216,10 +242,24 @@ impl Acc {
         }
     }
 
-    /// The six features of owned queue `i` over the interval just ended (acc.md §2) and the raw values
-    /// the reward uses.
-    fn observe(&self, c: &QueueCounters, qlen: u64, rate: u64, red: &red::Params) -> Sample {
-        let p = &self.p;
+    pub(super) fn red_cfg(t: &Template, a: usize, p: &Params) -> AqmCfg {
+        let s = p.grid.setting(a);
+        AqmCfg::Red(red::Cfg {
+            kmin: Bytes(Size::Bytes(s.kmin)),
+            kmax: Bytes(Size::Bytes(s.kmax)),
+            pmax: s.pmax,
+            average: t.weight,
+            non_ect: Some(if t.non_ect_drop { NonEct::Drop } else { NonEct::Pass }),
+            mark_at: if t.at_dequeue { MarkAt::Dequeue } else { MarkAt::Enqueue },
+        })
+    }
+}
+
+impl Params {
+    /// The six features of a queue over the interval just ended (acc.md §2) and the raw values the
+    /// reward uses.
+    pub(super) fn observe(&self, c: &QueueCounters, qlen: u64, rate: u64, red: &red::Params) -> Sample {
+        let p = self;
         let dt = p.interval as f64 / SEC as f64;
         let log_scale = |q: u64, top: u64| libm::log2(1.0 + q as f64 / 1000.0) / libm::log2(1.0 + top as f64 / 1000.0);
         let util = c.tx_bytes as f64 * 8.0 / dt / rate as f64;
@@ -238,24 +278,15 @@ impl Acc {
 
     /// r = w1·T + w2·D − w3·paused, T = min(1, utilisation), D = max(0, 1 − log2(1 + q/1KB)/log2(1 +
     /// scale/1KB)) (acc.md §4), from the sample at the end of the interval the action governed.
-    fn reward(&self, s: &Sample) -> F {
-        let (w1, w2, w3) = self.p.w;
+    pub(super) fn reward(&self, s: &Sample) -> F {
+        let (w1, w2, w3) = self.w;
         let t = s.util.min(1.0);
-        let d = (1.0 - libm::log2(1.0 + s.qlen as f64 / 1000.0) / libm::log2(1.0 + self.p.reward_qlen_scale as f64 / 1000.0)).max(0.0);
+        let d = (1.0 - libm::log2(1.0 + s.qlen as f64 / 1000.0) / libm::log2(1.0 + self.reward_qlen_scale as f64 / 1000.0)).max(0.0);
         (w1 * t + w2 * d - w3 * s.paused.min(1.0)) as F
     }
+}
 
-    fn red_cfg(t: &Template, a: usize, p: &Params) -> AqmCfg {
-        let s = p.grid.setting(a);
-        AqmCfg::Red(red::Cfg {
-            kmin: Bytes(Size::Bytes(s.kmin)),
-            kmax: Bytes(Size::Bytes(s.kmax)),
-            pmax: s.pmax,
-            average: t.weight,
-            non_ect: Some(if t.non_ect_drop { NonEct::Drop } else { NonEct::Pass }),
-            mark_at: if t.at_dequeue { MarkAt::Dequeue } else { MarkAt::Enqueue },
-        })
-    }
+impl Acc {
 
     /// One agent's decision at a tick: observe, choose ε-greedily, act.
     fn decide(&mut self, i: usize, tick: &mut Tick) {
@@ -290,8 +321,8 @@ impl Acc {
         let c = tick.counters(i);
         let (qlen, rate) = tick.queue_bytes(i);
         let Aqm::Red(red) = tick.aqm(i) else { return None };
-        let sample = self.observe(&c, qlen, rate, &red.params);
-        let reward = self.reward(&sample);
+        let sample = self.p.observe(&c, qlen, rate, &red.params);
+        let reward = self.p.reward(&sample);
         let p = &self.p;
         let k = FEATURES;
         let ag = &mut self.agents[i];
@@ -390,6 +421,10 @@ impl Control for Acc {
     }
 
     fn on_tick(&mut self, tick: &mut Tick) {
+        if let Some(c) = self.central_agent.as_mut() {
+            c.on_tick(&self.p, &self.templates, tick);
+            return;
+        }
         if self.agents.is_empty() && !self.templates.is_empty() {
             self.start(tick.seed());
         }
@@ -426,6 +461,15 @@ impl Control for Acc {
             ("acc_transitions_stored", m.transitions_stored as f64),
             ("acc_transitions_shared", m.transitions_shared as f64),
         ];
+        if let Some(c) = &self.central_agent {
+            out.push(("acc_groups", c.layout.names.len() as f64));
+            out.push(("acc_joint_actions", self.p.head.outputs() as f64));
+            out.push(("acc_decisions", c.decisions as f64));
+            if c.train_steps > 0 {
+                out.push(("acc_train_steps", c.train_steps as f64));
+                out.push(("acc_train_loss", c.loss_sum / c.train_steps as f64));
+            }
+        }
         if let Some(c) = self.central.as_ref().filter(|c| c.steps > 0) {
             out.push(("acc_central_steps", c.steps as f64));
             out.push(("acc_central_loss", c.loss_sum / c.steps as f64));
@@ -451,18 +495,18 @@ mod tests {
     fn reward_by_hand_on_both_sides_of_its_clamps() {
         let a = acc("");
         // Full link, empty queue: w1·1 + w2·1.
-        assert_eq!(a.reward(&sample(1.0, 0, 0.0)), 1.0);
+        assert_eq!(a.p.reward(&sample(1.0, 0, 0.0)), 1.0);
         // Utilisation above 1 (a burst drained from the queue) counts as 1.
-        assert_eq!(a.reward(&sample(1.3, 0, 0.0)), 1.0);
+        assert_eq!(a.p.reward(&sample(1.3, 0, 0.0)), 1.0);
         // At the delay scale (1 MB) D = 0, and beyond it D stays 0 (not negative).
-        assert_eq!(a.reward(&sample(0.5, 1_000_000, 0.0)), 0.25);
-        assert_eq!(a.reward(&sample(0.5, 4_000_000, 0.0)), 0.25);
+        assert_eq!(a.p.reward(&sample(0.5, 1_000_000, 0.0)), 0.25);
+        assert_eq!(a.p.reward(&sample(0.5, 4_000_000, 0.0)), 0.25);
         // Log scale: 31 KB is log2(32)/log2(1001) = 5/9.967 of the way: D ≈ 0.4984 (a linear D: 0.969).
         let d = 1.0 - 5.0 / libm::log2(1001.0);
-        assert!((a.reward(&sample(0.0, 31_000, 0.0)) as f64 - 0.5 * d).abs() < 1e-7);
+        assert!((a.p.reward(&sample(0.0, 31_000, 0.0)) as f64 - 0.5 * d).abs() < 1e-7);
         // The PFC penalty: w3 · paused fraction.
         let b = acc("w1 = 1.0\nw2 = 0.0\nw3 = 0.25");
-        assert_eq!(b.reward(&sample(0.8, 0, 0.5)), 0.8 - 0.125);
+        assert_eq!(b.p.reward(&sample(0.8, 0, 0.5)), 0.8 - 0.125);
     }
 
     #[test]
@@ -471,12 +515,12 @@ mod tests {
         // 25 Gb/s for 500 µs is 1 562 500 bytes: a full interval; a tenth of it marked.
         let c = QueueCounters { tx_bytes: 1_562_500, marked_bytes: 156_250, ..QueueCounters::default() };
         let red = red::Params { kmin: 20_000, kmax: 640_000, pmax: 0.2, weight: None, at_dequeue: false };
-        let s = a.observe(&c, 10_000_000, 25_000_000_000, &red);
+        let s = a.p.observe(&c, 10_000_000, 25_000_000_000, &red);
         assert_eq!(s.features, [1.0, 1.0, 0.1, 0.0, 5.0 / 9.0, 0.2]);
-        let s = a.observe(&QueueCounters::default(), 0, 25_000_000_000, &red);
+        let s = a.p.observe(&QueueCounters::default(), 0, 25_000_000_000, &red);
         assert_eq!(s.features[..3], [0.0, 0.0, 0.0]);
         // 1 KB queued: log2(2)/log2(10 001).
-        let s = a.observe(&QueueCounters::default(), 1000, 25_000_000_000, &red);
+        let s = a.p.observe(&QueueCounters::default(), 1000, 25_000_000_000, &red);
         assert_eq!(s.features[0], (1.0 / libm::log2(10_001.0)) as F);
     }
 }

@@ -8,13 +8,17 @@
 //! of the grid ε-greedily (§3), applies it at once, and learns from the reward `w1·T + w2·D − w3·paused`
 //! (§4) with Double DQN (§5), alone or sharing experience through a central model (§6).
 //!
+//! `mode = "centralized"` is C-ACC (§5.4, acc.md §8): one agent for every owned queue, deciding one
+//! setting per port group (`central.rs`).
+//!
 //! The files: `nn.rs` (dense layers, Adam, Huber), `replay.rs`, `ddqn.rs` (the target, a training step,
-//! the Q heads), `grid.rs` (the action space), `agent.rs` (the controller at its ticks), `model.rs` (model
-//! files). Everything the agents draw comes from named streams of the scenario seed (`acc` for the
+//! the Q heads), `grid.rs` (the action space), `agent.rs` (the controller at its ticks), `central.rs` (the
+//! centralized agent), `model.rs` (model files). Everything the agents draw comes from named streams of the scenario seed (`acc` for the
 //! initial weights and the central trainer, `acc_agent` i for agent i), and the maths is single-threaded
 //! f32 without fused operations: same scenario and seed ⇒ same weights and records, bit for bit.
 
 pub mod agent;
+pub mod central;
 pub mod ddqn;
 pub mod grid;
 pub mod model;
@@ -32,7 +36,7 @@ use ddqn::{Head, Hyper};
 use grid::Grid;
 use serde::Deserialize;
 
-/// Centralized (one agent for the network: C-ACC of §5.4) or distributed (one per queue).
+/// Centralized (one agent for the network: C-ACC of §5.4, `central.rs`) or distributed (one per queue).
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
@@ -103,12 +107,11 @@ pub struct Cfg {
     pub lr: Option<f64>,
     #[serde(default = "d_batch")]
     pub batch: usize,
-    /// Each agent's replay memory (transitions).
+    /// Each agent's replay memory (transitions); the centralized agent's one memory.
     #[serde(default = "d_replay")]
     pub replay: usize,
-    /// The central memory of `shared` and `from_scratch`.
-    #[serde(default = "d_global_replay")]
-    pub global_replay: usize,
+    /// The central memory of `shared` and `from_scratch` (default 100 000; distributed mode only).
+    pub global_replay: Option<usize>,
     /// Transitions a memory must hold before training (default 0; `batch` with `from_scratch`).
     pub warmup: Option<usize>,
     /// Decisions between an agent's training steps (default 4; 1 with `from_scratch`).
@@ -127,15 +130,15 @@ pub struct Cfg {
     pub clip: f64,
     #[serde(default = "d_huber_delta")]
     pub huber_delta: f64,
-    /// U: decisions between an agent's uploads of its new transitions.
-    #[serde(default = "d_upload_every")]
-    pub upload_every: u64,
-    /// P: time between central trainings (and pushes of the central model to every agent).
-    #[serde(default = "d_sync_period")]
-    pub sync_period: Dur,
-    /// n: minibatches per central training.
-    #[serde(default = "d_sync_batches")]
-    pub sync_batches: usize,
+    /// U: decisions between an agent's uploads of its new transitions (default 20; distributed only).
+    pub upload_every: Option<u64>,
+    /// P: time between central trainings (and pushes of the central model to every agent; default
+    /// 100 ms; distributed only).
+    pub sync_period: Option<Dur>,
+    /// n: minibatches per central training (default 100; distributed only).
+    pub sync_batches: Option<usize>,
+    /// `mode = "centralized"`: grid settings sampled per port group (default 8 → 8^groups joint actions).
+    pub group_settings: Option<usize>,
     /// Reward weights: throughput, delay, PFC pause penalty.
     #[serde(default = "d_half")]
     pub w1: f64,
@@ -229,6 +232,9 @@ pub struct Params {
     pub w: (f64, f64, f64),
     pub state_qlen_scale: u64,
     pub reward_qlen_scale: u64,
+    pub mode: Mode,
+    /// `mode = "centralized"`: settings per port group.
+    pub group_settings: usize,
 }
 
 impl Params {
@@ -262,7 +268,9 @@ impl Cfg {
     pub fn resolve(&self, field: &str, mtu: u64) -> Result<Params, ConfigError> {
         let err = |k: &str, m: String| ConfigError::new(format!("{field}.{k}"), m);
         if self.mode == Mode::Centralized {
-            return Err(err("mode", "the centralized agent (C-ACC) is not built yet; use mode = \"distributed\"".into()));
+            central::refuse_distributed_keys(self, field)?;
+        } else if self.group_settings.is_some() {
+            return Err(err("group_settings", "only mode = \"centralized\" samples settings per port group: remove it, or set mode".into()));
         }
         let interval = self.interval.0;
         if interval == 0 {
@@ -284,6 +292,11 @@ impl Cfg {
         let grid = Grid::new(levels, pmax).map_err(|(k, m)| err(k, m))?;
         if grid.len() > u32::MAX as usize {
             return Err(err("levels", "too many settings".into()));
+        }
+        // A grid smaller than the default menu is sampled whole.
+        let group_settings = self.group_settings.unwrap_or(central::GROUP_SETTINGS.min(grid.len()));
+        if group_settings == 0 || group_settings > grid.len() {
+            return Err(err("group_settings", format!("{group_settings}: give 1 to {} (the grid's settings; default 8)", grid.len())));
         }
         let head = match self.head {
             HeadKind::Full => Head::Full { actions: grid.len() },
@@ -312,18 +325,22 @@ impl Cfg {
         unit("lr", lr, true, 1.0)?;
         unit("clip", self.clip, true, f64::MAX)?;
         unit("huber_delta", self.huber_delta, true, f64::MAX)?;
-        for (k, v) in [("batch", self.batch), ("replay", self.replay), ("global_replay", self.global_replay), ("sync_batches", self.sync_batches)] {
+        let global_replay = self.global_replay.unwrap_or_else(d_global_replay);
+        let sync_batches = self.sync_batches.unwrap_or_else(d_sync_batches);
+        let upload_every = self.upload_every.unwrap_or_else(d_upload_every);
+        let sync_period = self.sync_period.unwrap_or_else(d_sync_period).0;
+        for (k, v) in [("batch", self.batch), ("replay", self.replay), ("global_replay", global_replay), ("sync_batches", sync_batches)] {
             if v == 0 {
                 return Err(err(k, "must be at least 1".into()));
             }
         }
         let train_every = self.train_every.unwrap_or(if scratch { 1 } else { 4 });
-        for (k, v) in [("train_every", train_every), ("target_sync", self.target_sync), ("upload_every", self.upload_every)] {
+        for (k, v) in [("train_every", train_every), ("target_sync", self.target_sync), ("upload_every", upload_every)] {
             if v == 0 {
                 return Err(err(k, "must be at least 1".into()));
             }
         }
-        if self.sync_period.0 == 0 {
+        if sync_period == 0 {
             return Err(err("sync_period", "must be positive, e.g. \"100ms\"".into()));
         }
         let (e0, e1, ed) = match self.training {
@@ -363,16 +380,18 @@ impl Cfg {
                 target_sync: self.target_sync,
             },
             replay: self.replay,
-            global_replay: self.global_replay,
+            global_replay,
             warmup: self.warmup.unwrap_or(if scratch { self.batch } else { 0 }),
             train_every,
             eps,
-            upload_every: self.upload_every,
-            sync_period: self.sync_period.0,
-            sync_batches: self.sync_batches,
+            upload_every,
+            sync_period,
+            sync_batches,
             w: (self.w1, self.w2, self.w3),
             state_qlen_scale: scale("state_qlen_scale", self.state_qlen_scale)?,
             reward_qlen_scale: scale("reward_qlen_scale", self.reward_qlen_scale)?,
+            mode: self.mode,
+            group_settings,
         })
     }
 
@@ -421,8 +440,20 @@ impl super::ControlCfg for Cfg {
 
     /// One controller holding every agent (they tick together; `shared` training needs them in one place).
     fn instances(&self, field: &str, net: &Net, names: &[String]) -> Result<Vec<(Acc, Vec<Owned>)>, ConfigError> {
-        let p = self.resolve(field, net.mtu as u64)?;
+        let mut p = self.resolve(field, net.mtu as u64)?;
         let owned = self.owned(field, net, names)?;
+        // C-ACC: the port groups come from the topology; the network's input and head follow from them.
+        let layout = match p.mode {
+            Mode::Distributed => None,
+            Mode::Centralized => Some(central::Layout::of(net, names, &owned, &p, field)?),
+        };
+        if let Some(l) = &layout {
+            let joint = l.joint_actions(p.group_settings);
+            p.sizes = vec![2 * FEATURES * l.names.len() * p.history];
+            p.sizes.extend(&self.hidden);
+            p.sizes.push(joint);
+            p.head = Head::Full { actions: joint };
+        }
         let init = match &self.model {
             None => None,
             Some(path) => Some(model::load(path, &p).map_err(|m| ConfigError::new(format!("{field}.model"), m))?),
@@ -444,6 +475,9 @@ impl super::ControlCfg for Cfg {
         }
         let mut acc = Acc::new(p, init, templates);
         acc.save_to = self.save_model.clone();
+        if let Some(l) = layout {
+            acc.make_central(l);
+        }
         Ok(vec![(acc, owned)])
     }
 }
@@ -470,6 +504,8 @@ mod tests {
         let s = cfg("training = \"from_scratch\"").unwrap();
         assert_eq!((s.hyper.lr, s.train_every, s.warmup), (1e-3, 1, 32));
         assert_eq!((s.epsilon(0), s.epsilon(1000), s.epsilon(2000), s.epsilon(9999)), (1.0, 0.525, 0.05, 0.05));
+        let c = cfg("mode = \"centralized\"").unwrap();
+        assert_eq!((c.mode, c.group_settings), (Mode::Centralized, 8));
         let b = cfg("head = \"branching\"\nhistory = 2").unwrap();
         assert_eq!(b.sizes, vec![12, 20, 40, 40, 20, 40]);
     }
@@ -486,7 +522,11 @@ mod tests {
         assert_eq!(field("pmax_levels = [0.5, 2.0]"), "switch.controller.pmax_levels");
         assert_eq!(field("epsilon_start = 1.5"), "switch.controller.epsilon_start");
         assert_eq!(field("hidden = [20, 0]"), "switch.controller.hidden");
-        assert_eq!(field("mode = \"centralized\""), "switch.controller.mode");
+        assert_eq!(field("mode = \"centralized\"\nsync_period = \"10ms\""), "switch.controller.sync_period");
+        assert_eq!(field("mode = \"centralized\"\nhead = \"branching\""), "switch.controller.head");
+        assert_eq!(field("mode = \"centralized\"\nmodel = \"m.bin\""), "switch.controller.model");
+        assert_eq!(field("mode = \"centralized\"\ngroup_settings = 0"), "switch.controller.group_settings");
+        assert_eq!(field("group_settings = 8"), "switch.controller.group_settings");
         assert_eq!(field("training = \"from_scratch\"\nmodel = \"m.bin\""), "switch.controller.model");
         assert_eq!(field("reward_qlen_scale = \"0B\""), "switch.controller.reward_qlen_scale");
         assert_eq!(field("batch = 0"), "switch.controller.batch");
