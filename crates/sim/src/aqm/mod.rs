@@ -12,6 +12,7 @@ pub mod codel;
 pub mod dctcp_red;
 pub mod droptail;
 pub mod ecn_sharp;
+pub mod ib_fecn;
 pub mod pie;
 pub mod np_ecn;
 pub mod red;
@@ -274,6 +275,7 @@ registry! {
     Pie = "pie" => pie::Pie,
     Tcd = "tcd" => tcd::Tcd,
     NpEcn = "np_ecn" => np_ecn::NpEcn,
+    IbFecn = "ib_fecn" => ib_fecn::IbFecn,
 }
 
 impl Default for AqmCfg {

@@ -161,8 +161,9 @@ impl Hooks for Tcd {
     }
 }
 
-/// The CE marker of `tcd` and `np_ecn`: `red` (instantaneous queue; `average` is refused) or
-/// `dctcp_red` (a step at `threshold`), as RED's curve on the queue at dequeue.
+/// The CE marker of `tcd` and `np_ecn`: `red` (instantaneous queue; `average` is refused),
+/// `dctcp_red` (a step at `threshold`) or `ib_fecn` (IB CC's FECN above `threshold`, every packet: with
+/// TCD, whether the port is root or victim is TCD's own state), as RED's curve on the queue at dequeue.
 pub fn ce_curve(ce: &AqmCfg, field: &str, mtu: u64) -> Result<red::Params, ConfigError> {
     ce.validate(field, mtu)?;
     match ce {
@@ -173,9 +174,17 @@ pub fn ce_curve(ce: &AqmCfg, field: &str, mtu: u64) -> Result<red::Params, Confi
             let k = c.build(mtu).params.threshold;
             Ok(red::Params { kmin: k, kmax: k, pmax: 1.0, weight: None, at_dequeue: true })
         }
+        AqmCfg::IbFecn(c) if c.marking_rate == 0 && !c.victim_mask => {
+            let k = c.build(mtu).params.threshold;
+            Ok(red::Params { kmin: k, kmax: k, pmax: 1.0, weight: None, at_dequeue: true })
+        }
+        AqmCfg::IbFecn(_) => Err(ConfigError::new(
+            field,
+            "as TCD's CE marker `ib_fecn` marks every packet above its threshold: remove marking_rate and victim_mask (TCD tells congestion from victims itself)",
+        )),
         other => Err(ConfigError::new(
             format!("{field}.kind"),
-            format!("the CE marker must be `red` or `dctcp_red`, not `{}`", other.kind()),
+            format!("the CE marker must be `red`, `dctcp_red` or `ib_fecn`, not `{}`", other.kind()),
         )),
     }
 }

@@ -171,9 +171,15 @@ impl Default for SchedulerCfg {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Ecmp {
+    /// A seeded hash of the flow's five-tuple picks among the equal-cost ports.
     #[default]
     Flow,
+    /// Every packet picks anew (spraying).
     Packet,
+    /// Static destination-modulo routing (InfiniBand's D-mod-k on fat-trees and leaf-spines): a switch at
+    /// tier t going up takes port (d / D_t) mod k of its k equal-cost ports, with D_t the product of the
+    /// up-port counts of the tiers below (`sim/build.rs` `d_mod_k`).
+    DModK,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -200,6 +206,8 @@ pub struct SwitchCfg {
     pub controller: Option<crate::control::ControllerCfg>,
     /// Lossless priorities with PFC (`net/pfc.rs`); absent = every priority is lossy.
     pub pfc: Option<crate::net::pfc::PfcCfg>,
+    /// InfiniBand credit flow control (`net/credit.rs`), instead of PFC.
+    pub credit: Option<crate::net::credit::CreditCfg>,
 }
 
 impl Default for SwitchCfg {
@@ -215,6 +223,7 @@ impl Default for SwitchCfg {
             ecmp: Ecmp::Flow,
             controller: None,
             pfc: None,
+            credit: None,
         }
     }
 }
@@ -574,6 +583,17 @@ impl Scenario {
             if s.host.nic.scheduling == crate::host::nic::Scheduling::RoundRobin {
                 let msg = "a round-robin NIC serves all priorities from one queue and cannot pause one of them; use \"fifo\" with switch.pfc";
                 return Err(ConfigError::new("host.nic.scheduling", msg));
+            }
+        }
+        if let Some(c) = &sw.credit {
+            c.validate(sw)?;
+            if s.host.nic.scheduling == crate::host::nic::Scheduling::RoundRobin {
+                let msg = "a round-robin NIC serves all VLs from one queue and cannot stop one of them; use \"fifo\" with switch.credit";
+                return Err(ConfigError::new("host.nic.scheduling", msg));
+            }
+            if s.host.nic.rx_rate.is_some() {
+                let msg = "a host of a credit-controlled fabric takes each packet at once (a receive rate is not modelled with credits): remove host.nic.rx_rate";
+                return Err(ConfigError::new("host.nic.rx_rate", msg));
             }
         }
         self.transports()?;

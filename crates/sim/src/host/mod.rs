@@ -506,6 +506,10 @@ impl Sim {
         if self.arena.get(id).flags & flags::PFC != 0 {
             return self.frame_arrived(self.net.nic(host), id);
         }
+        if self.net.credit.is_some() {
+            // The host takes the packet at once: its blocks go back to the switch port that sent it.
+            self.credit_return(self.net.ports[self.net.nic(host) as usize].rev, id);
+        }
         if self.hosts.rx.is_some() {
             return self.rx_arrive(host, id);
         }

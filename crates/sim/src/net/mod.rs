@@ -2,6 +2,7 @@
 //! [`Owner`] type says which, so the code that differs (admission and AQM at switches, TCP Small Queues
 //! at hosts) matches on it rather than on a flag.
 
+pub mod credit;
 pub mod deadlock;
 pub mod int;
 pub mod link;
@@ -42,6 +43,8 @@ pub struct Net {
     pub alpha: f64,
     /// Lossless priorities and PFC (`switch.pfc`); `None` = every priority is lossy.
     pub pfc: Option<Box<pfc::Pfc>>,
+    /// InfiniBand credit flow control (`switch.credit`); `None` = no credits (PFC or lossy).
+    pub credit: Option<Box<credit::Credit>>,
     /// Deadlock cycles already recorded (`on_deadlock = "record"`), as sorted port lists.
     pub deadlocks: Vec<Vec<u32>>,
 }

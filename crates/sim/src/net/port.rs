@@ -320,8 +320,16 @@ impl Sim {
                     None => return, // everything left is paused
                 },
             };
+            if self.net.credit.is_some() && !self.credit_ok(p, qi) {
+                continue; // this VL is OFF until credits return: another may send
+            }
             picked = Some(qi);
+            let port = &mut self.net.ports[p as usize];
             let id = port.pop(qi, &self.arena);
+            if self.net.credit.is_some() {
+                self.credit_dequeued(p, qi, id);
+            }
+            let port = &mut self.net.ports[p as usize];
             let size = self.arena.get(id).size as u64;
             let tsq = match owner {
                 Owner::Switch(s) => {
@@ -344,7 +352,7 @@ impl Sim {
                         self.rec.meta.drops.aqm += 1;
                         let prio = pkt.prio;
                         self.drop_pkt(id);
-                        if self.net.pfc.as_deref().is_some_and(|f| f.is_lossless(prio)) {
+                        if self.net.pfc.as_deref().is_some_and(|f| f.is_lossless(prio)) || self.net.credit.is_some() {
                             self.lossless_drop(p, prio, "its AQM dropped it at dequeue");
                         }
                         continue;

@@ -25,7 +25,7 @@ pub struct Switch {
 
 impl Switch {
     #[inline]
-    fn rng_u32(&mut self) -> u32 {
+    pub(crate) fn rng_u32(&mut self) -> u32 {
         use rand::RngCore;
         self.rng.next_u32()
     }
@@ -39,6 +39,9 @@ impl Sim {
     pub(crate) fn switch_receive(&mut self, s: u32, id: PktId, from: u32) {
         if self.net.pfc.is_some() && self.switch_receive_pfc(s, id, from) {
             return;
+        }
+        if self.net.credit.is_some() {
+            return self.switch_receive_credit(s, id, from);
         }
         let pkt = self.arena.get(id);
         let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };

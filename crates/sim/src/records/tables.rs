@@ -202,7 +202,7 @@ impl Row for PortRow {
         col("paused_us", Float, "us", "Time its priorities spent paused, summed over priorities.", |r, _| Cell::Float(us(r.paused))),
         col("pause_frames_sent", Int, "", "PFC frames (PAUSE and RESUME) it sent.", |r, _| Cell::Int(r.pause_frames_sent as i64)),
         col("pause_frames_received", Int, "", "PFC frames that reached it.", |r, _| Cell::Int(r.pause_frames_received as i64)),
-        col("credit_stall_us", Float, "us", "Time it waited for InfiniBand credits (0 until credit flow control exists).", |r, _| Cell::Float(us(r.credit_stall))),
+        col("credit_stall_us", Float, "us", "Time it waited for InfiniBand credits (`switch.credit`: some VL had packets but too few credits for its head one); 0 without credits.", |r, _| Cell::Float(us(r.credit_stall))),
     ];
     fn rows(rec: &Records) -> &[Self] {
         &rec.ports

@@ -210,6 +210,9 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
             routes[(s - n_hosts as usize) * n_hosts as usize + d as usize] = (start, route_ports.len() as u32 - start);
         }
     }
+    if sw.ecmp == Ecmp::DModK {
+        d_mod_k(&mut routes, &adj, n_hosts);
+    }
     // Each link's two directions: the j-th link a node is on is its port j.
     let mut next: Vec<u32> = node_ports.iter().map(|&(p0, _)| p0).collect();
     for &(a, b, _) in &topo.links {
@@ -223,6 +226,13 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
     if let Some(pfc) = &pfc {
         lossless_buffers(pfc, &mut switches, &ports, &node_ports, n_hosts, topo, buffer)?;
     }
+    let credit = sw.credit.as_ref().map(|c| Box::new(c.resolve(mtu)));
+    if let Some(c) = &credit {
+        for port in ports.iter_mut() {
+            let n = port.queues.len();
+            port.fc.credits[..n].fill(c.blocks);
+        }
+    }
     Ok(Net {
         ports,
         switches,
@@ -234,8 +244,49 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         mtu,
         alpha: sw.alpha,
         pfc,
+        credit,
         deadlocks: Vec::new(),
     })
+}
+
+/// D-mod-k: keep one port of every multi-port route. A switch's tier is its distance from the nearest host
+/// less one (edge switches 0); its up ports lead to the tier above. A switch at tier t takes, toward host d,
+/// the port (d / D_t) mod k of its k equal-cost ports, where D_0 = 1 and D_t = D_{t−1} × (up ports of a
+/// switch at tier t − 1): on a k-ary fat-tree the edge picks by d mod k/2 and the aggregation by
+/// (d / (k/2)) mod k/2, the textbook rule; on a leaf-spine the leaf picks spine d mod spines. Routes with
+/// one port are kept as they are.
+fn d_mod_k(routes: &mut [(u32, u32)], adj: &[Vec<u32>], n_hosts: u32) {
+    let n_nodes = adj.len();
+    let mut tier = vec![u32::MAX; n_nodes];
+    let mut q: VecDeque<usize> = (0..n_hosts as usize).collect();
+    (0..n_hosts as usize).for_each(|h| tier[h] = 0);
+    while let Some(n) = q.pop_front() {
+        for &m in &adj[n] {
+            if tier[m as usize] == u32::MAX {
+                tier[m as usize] = tier[n] + 1;
+                q.push_back(m as usize);
+            }
+        }
+    }
+    // Hosts are tier 0 in `tier`, so a switch's own tier is tier − 1; order switches by it.
+    let up = |s: usize| adj[s].iter().filter(|&&m| m >= n_hosts && tier[m as usize] > tier[s]).count() as u64;
+    let mut order: Vec<usize> = (n_hosts as usize..n_nodes).filter(|&s| tier[s] != u32::MAX).collect();
+    order.sort_by_key(|&s| tier[s]);
+    let mut div = vec![1u64; n_nodes];
+    for &s in &order {
+        let below = adj[s].iter().map(|&m| m as usize).filter(|&m| m >= n_hosts as usize && tier[m] + 1 == tier[s]);
+        div[s] = below.map(|c| div[c].saturating_mul(up(c).max(1))).max().unwrap_or(1);
+    }
+    let n_sw = n_nodes - n_hosts as usize;
+    for s in 0..n_sw {
+        for d in 0..n_hosts as usize {
+            let r = &mut routes[s * n_hosts as usize + d];
+            if r.1 > 1 {
+                let k = (d as u64 / div[n_hosts as usize + s]) % r.1 as u64;
+                *r = (r.0 + k as u32, 1);
+            }
+        }
+    }
 }
 
 /// Every switch's lossless ingress counters and headrooms, and its shared pool: the buffer less every
@@ -322,7 +373,7 @@ fn build_hosts(sc: &Scenario, net: &Net, mut transports: Vec<crate::transport::P
         shim_out: Default::default(),
         shims: sc.host.vswitch.is_some(),
         rx: rx_path(sc, net)?,
-        slow_rx: net.pfc.is_some() || sc.host.nic.rx_rate.is_some() || sc.host.vswitch.is_some(),
+        slow_rx: net.pfc.is_some() || net.credit.is_some() || sc.host.nic.rx_rate.is_some() || sc.host.vswitch.is_some(),
         persistent: Default::default(),
     })
 }

@@ -52,6 +52,8 @@ pub enum Ev {
     RxDone(u32),
     /// A lossless ingress counter of a switch drained below XON at a dequeue: send its RESUME now.
     PfcResume { switch: u32, port: u32, prio: u8 },
+    /// InfiniBand credits for `blocks` of VL `vl` reach port `port` (`net/credit.rs`).
+    Credit { port: u32, vl: u8, blocks: u32 },
     /// The run failed (`Sim::fail`): nothing more happens.
     Halt,
 }
@@ -116,6 +118,7 @@ impl Model for Sim {
             Ev::DeadlockCheck { port, prio } => self.deadlock_check(port, prio),
             Ev::RxDone(h) => self.rx_done(h),
             Ev::PfcResume { switch, port, prio } => self.send_resume(switch, port, prio),
+            Ev::Credit { port, vl, blocks } => self.credit_arrive(port, vl, blocks),
             Ev::Halt => self.halt(),
         }
     }

@@ -86,6 +86,7 @@ impl Sim {
     /// The `ports` table: every port's totals, pauses still in force counted up to now.
     fn record_ports(&mut self) {
         let now = self.now();
+        let credit = self.net.credit.is_some();
         for port in &self.net.ports {
             let mut paused: u64 = port.queues.iter().map(|q| q.count.paused_ps).sum();
             for prio in 0..8 {
@@ -100,10 +101,11 @@ impl Sim {
                 ce_marks: port.queues.iter().map(|q| q.count.marks).sum(),
                 ue_marks: port.queues.iter().map(|q| q.count.ue_marks).sum(),
                 drops: port.queues.iter().map(|q| q.count.drops).sum(),
-                paused,
+                // With credits a port stops only for lack of them (no PFC): its stopped time is a credit stall.
+                paused: if credit { 0 } else { paused },
                 pause_frames_sent: port.fc.frames_sent,
                 pause_frames_received: port.fc.frames_received,
-                credit_stall: 0,
+                credit_stall: if credit { paused } else { 0 },
             });
         }
     }

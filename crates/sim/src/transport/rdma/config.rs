@@ -23,6 +23,7 @@ pub enum CcKind {
     Dcqcn,
     Timely,
     Hpcc,
+    IbCc,
 }
 
 impl CcKind {
@@ -31,6 +32,7 @@ impl CcKind {
             CcKind::Dcqcn => "dcqcn",
             CcKind::Timely => "timely",
             CcKind::Hpcc => "hpcc",
+            CcKind::IbCc => "ib_cc",
         }
     }
     /// The preset a `cc` gets when none is named.
@@ -39,6 +41,7 @@ impl CcKind {
             CcKind::Dcqcn => Preset::DcqcnPaper,
             CcKind::Timely => Preset::TimelyRef,
             CcKind::Hpcc => Preset::Hpcc,
+            CcKind::IbCc => Preset::IbCc,
         }
     }
 }
@@ -66,6 +69,9 @@ pub enum Preset {
     /// HPCC as its ns-3 ships it (`hpcc::Spec::preset`): η = 0.95, maxStage = 0, R_AI = 10 Mb/s·C/25G,
     /// R_min = 100 Mb/s, T = the topology's largest base RTT, fast react.
     Hpcc,
+    /// InfiniBand CC (`ib_cc::Spec::preset`): CCTI increase 1, limit 127, min 0, timer 100 × 1.024 µs,
+    /// linear CCT of 1/8 packet time per index, a BECN per FECN packet.
+    IbCc,
 }
 
 impl Preset {
@@ -77,6 +83,7 @@ impl Preset {
             Preset::TimelyRef => "timely_ref",
             Preset::TimelyHpcc => "timely_hpcc",
             Preset::Hpcc => "hpcc",
+            Preset::IbCc => "ib_cc",
         }
     }
     /// The congestion control the preset is for.
@@ -85,6 +92,7 @@ impl Preset {
             Preset::DcqcnPaper | Preset::DcqcnNs3 | Preset::DcqcnHpcc => CcKind::Dcqcn,
             Preset::TimelyRef | Preset::TimelyHpcc => CcKind::Timely,
             Preset::Hpcc => CcKind::Hpcc,
+            Preset::IbCc => CcKind::IbCc,
         }
     }
 }
@@ -135,7 +143,7 @@ impl DcqcnSpec {
     pub fn preset(p: Preset) -> DcqcnSpec {
         let mbps = |m: u64| RateVal::Bps(m * 1_000_000);
         match p {
-            Preset::DcqcnPaper | Preset::TimelyRef | Preset::TimelyHpcc | Preset::Hpcc => DcqcnSpec {
+            Preset::DcqcnPaper | Preset::TimelyRef | Preset::TimelyHpcc | Preset::Hpcc | Preset::IbCc => DcqcnSpec {
                 g: 1.0 / 256.0,
                 cnp_interval: 50 * US,
                 alpha_timer: 55 * US,
@@ -273,6 +281,17 @@ pub struct Cfg {
     pub base_rtt: Option<Dur>,
     /// Update the rate on every ACK, not only once per RTT.
     pub fast_react: Option<bool>,
+    // --- IB CC ---
+    /// CCTI added per BECN.
+    pub ccti_increase: Option<u32>,
+    /// The CCT's last index.
+    pub ccti_limit: Option<u32>,
+    /// CCTI never decreases below this.
+    pub ccti_min: Option<u32>,
+    /// Decrement period, in units of 1.024 µs.
+    pub ccti_timer: Option<u32>,
+    /// At most one BECN per flow per this interval (default 0: one per FECN-marked packet).
+    pub becn_interval: Option<Dur>,
     // --- all ---
     /// Payload bytes per packet; default MTU − 44 (RoCEv2 headers).
     pub mss: Option<Bytes>,
@@ -300,6 +319,7 @@ pub struct RdmaParams {
     pub dcqcn: DcqcnSpec,
     pub timely: timely::Spec,
     pub hpcc: hpcc::Spec,
+    pub ib_cc: super::ib_cc::Spec,
     pub mss: u32,
     pub ack_interval: u32,
     pub nack_interval: Time,
@@ -337,6 +357,7 @@ impl crate::transport::Resolved for RdmaParams {
             CcKind::Dcqcn => self.dcqcn.rate_min.at(slowest),
             CcKind::Timely => self.timely.rate_min.at(slowest),
             CcKind::Hpcc => self.hpcc.rate_min.at(slowest),
+            CcKind::IbCc => return Ok(()), // its slowest rate is a fraction of the line rate
         };
         if min > slowest as f64 {
             let msg = format!("{} exceeds the slowest host link ({slowest} bps); lower it", fmt_rate(min));
@@ -436,6 +457,7 @@ impl crate::transport::Setup for Cfg {
             CcKind::Timely => self.timely_keys(field, preset, tcd)?,
             _ => timely::Spec::reference(), // unused
         };
+        let ib = self.ib_cc_keys(field)?;
         if tcd && self.cc == CcKind::Hpcc {
             return err("tcd", "has no HPCC variant (TCD is for dcqcn, timely and ib_cc)");
         }
@@ -459,6 +481,11 @@ impl crate::transport::Setup for Cfg {
             || self.max_stage.is_some()
             || self.base_rtt.is_some()
             || self.fast_react.is_some()
+            || self.ccti_increase.is_some()
+            || self.ccti_limit.is_some()
+            || self.ccti_min.is_some()
+            || self.ccti_timer.is_some()
+            || self.becn_interval.is_some()
             || self.g.is_some()
             || self.cnp_interval.is_some()
             || self.alpha_timer.is_some()
@@ -512,7 +539,7 @@ impl crate::transport::Setup for Cfg {
         if self.cc == CcKind::Hpcc && self.window.is_some() {
             return err("window", "is HPCC's own W with cc = \"hpcc\" (VAR_WIN): remove the key");
         }
-        Ok(RdmaParams { cc: self.cc, preset, custom, tcd, dcqcn: d, timely: t, hpcc: h, mss, ack_interval, nack_interval, rto, control_priority, window })
+        Ok(RdmaParams { cc: self.cc, preset, custom, tcd, dcqcn: d, timely: t, hpcc: h, ib_cc: ib, mss, ack_interval, nack_interval, rto, control_priority, window })
     }
 }
 
@@ -522,6 +549,7 @@ fn presets_of(cc: CcKind) -> &'static str {
         CcKind::Dcqcn => "dcqcn_paper, dcqcn_ns3, dcqcn_hpcc",
         CcKind::Timely => "timely_ref, timely_hpcc",
         CcKind::Hpcc => "hpcc",
+        CcKind::IbCc => "ib_cc",
     }
 }
 
@@ -550,6 +578,13 @@ impl Cfg {
             ("min_rtt", self.min_rtt.is_some()),
             ("hai_thresh", self.hai_thresh.is_some()),
         ];
+        let ib_cc = [
+            ("ccti_increase", self.ccti_increase.is_some()),
+            ("ccti_limit", self.ccti_limit.is_some()),
+            ("ccti_min", self.ccti_min.is_some()),
+            ("ccti_timer", self.ccti_timer.is_some()),
+            ("becn_interval", self.becn_interval.is_some()),
+        ];
         let hpcc = [
             ("eta", self.eta.is_some()),
             ("max_stage", self.max_stage.is_some()),
@@ -558,11 +593,15 @@ impl Cfg {
         ];
         // R_HAI is DCQCN's and TIMELY's; R_AI and R_min are every control's.
         let both = [("rate_hai", self.rate_hai.is_some())];
-        let groups: [(&str, &[(&str, bool)], &[CcKind]); 4] = [
+        // R_AI and R_min are not IB CC's (its rate is the CCT's).
+        let rates = [("rate_ai", self.rate_ai.is_some()), ("rate_min", self.rate_min.is_some())];
+        let groups: [(&str, &[(&str, bool)], &[CcKind]); 6] = [
             ("dcqcn", &dcqcn, &[CcKind::Dcqcn]),
             ("timely", &timely, &[CcKind::Timely]),
             ("hpcc", &hpcc, &[CcKind::Hpcc]),
             ("dcqcn\" or \"timely", &both, &[CcKind::Dcqcn, CcKind::Timely]),
+            ("ib_cc", &ib_cc, &[CcKind::IbCc]),
+            ("dcqcn\", \"timely\" or \"hpcc", &rates, &[CcKind::Dcqcn, CcKind::Timely, CcKind::Hpcc]),
         ];
         for (other, keys, owners) in groups {
             if owners.contains(&self.cc) {

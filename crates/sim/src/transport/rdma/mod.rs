@@ -25,6 +25,7 @@
 pub mod config;
 pub mod dcqcn;
 pub mod hpcc;
+pub mod ib_cc;
 pub mod timely;
 
 use super::{Out, TraceSample, Transport, MAX_TIMERS};
@@ -34,13 +35,14 @@ use crate::net::packet::{flags, Ecn, Packet};
 use crate::units::Time;
 pub use config::{Cfg, RdmaParams, ROCE_HEADER_BYTES};
 
-/// The rate control of a queue pair: one variant per algorithm (IB CC to come). HPCC's state holds the
+/// The rate control of a queue pair: one variant per algorithm. HPCC's state holds the
 /// previous ACK's INT records: boxed, so that a connection of any run stays small.
 #[derive(Clone, Debug)]
 pub enum RateControl {
     Dcqcn(dcqcn::Rp),
     Timely(timely::Rate),
     Hpcc(Box<hpcc::Hpcc>),
+    IbCc(ib_cc::IbCc),
 }
 
 impl RateControl {
@@ -50,14 +52,16 @@ impl RateControl {
             RateControl::Dcqcn(rp) => rp.rc,
             RateControl::Timely(t) => t.rate,
             RateControl::Hpcc(h) => h.rate(),
+            RateControl::IbCc(c) => c.rate(),
         }
     }
-    /// DCQCN's α; TIMELY's gradient; HPCC's smoothed utilisation Û.
+    /// DCQCN's α; TIMELY's gradient; HPCC's smoothed utilisation Û; IB CC's CCTI.
     fn alpha(&self) -> f64 {
         match self {
             RateControl::Dcqcn(rp) => rp.alpha,
             RateControl::Timely(t) => t.gradient(),
             RateControl::Hpcc(h) => h.u,
+            RateControl::IbCc(c) => c.ccti as f64,
         }
     }
     /// Feedback reached the sender: a CNP (DCQCN; `ue` for TCD's UE notification), and for an ACK or
@@ -88,19 +92,30 @@ impl RateControl {
                 }
             }
             RateControl::Hpcc(_) => {} // its feedback is the INT an ACK brings (`Conn::on_int`)
+            RateControl::IbCc(c) => {
+                // A BECN rides the CNP machinery; with TCD, a UE one carries UE (cause = UE).
+                if pkt.has(flags::CNP) {
+                    if pkt.has(flags::UE) {
+                        c.on_ue(now);
+                    } else {
+                        c.on_becn(now);
+                    }
+                }
+            }
         }
     }
     #[inline]
     fn on_sent(&mut self, wire: u64, now: Time) {
         match self {
             RateControl::Dcqcn(rp) => rp.on_sent(wire, now),
-            RateControl::Timely(_) | RateControl::Hpcc(_) => {}
+            RateControl::Timely(_) | RateControl::Hpcc(_) | RateControl::IbCc(_) => {}
         }
     }
     #[inline]
     fn next_deadline(&self) -> Option<Time> {
         match self {
             RateControl::Dcqcn(rp) => rp.next_deadline(),
+            RateControl::IbCc(c) => c.next_deadline(),
             RateControl::Timely(_) | RateControl::Hpcc(_) => None,
         }
     }
@@ -109,6 +124,7 @@ impl RateControl {
             RateControl::Dcqcn(rp) => {
                 rp.on_time(now);
             }
+            RateControl::IbCc(c) => c.on_time(now),
             RateControl::Timely(_) | RateControl::Hpcc(_) => {}
         }
     }
@@ -118,11 +134,12 @@ impl RateControl {
             RateControl::Dcqcn(rp) => rp.gap(wire),
             RateControl::Timely(t) => t.gap(wire),
             RateControl::Hpcc(h) => h.gap(wire),
+            RateControl::IbCc(c) => c.gap(wire),
         }
     }
     fn last_rtt(&self) -> Time {
         match self {
-            RateControl::Dcqcn(_) | RateControl::Hpcc(_) => 0,
+            RateControl::Dcqcn(_) | RateControl::Hpcc(_) | RateControl::IbCc(_) => 0,
             RateControl::Timely(t) => t.last_rtt,
         }
     }
@@ -194,6 +211,10 @@ impl Conn {
             config::CcKind::Dcqcn => (RateControl::Dcqcn(dcqcn::Rp::new(p.dcqcn.at(line_rate))), Feedback::Cnp { tcd: p.tcd }),
             config::CcKind::Timely => (RateControl::Timely(timely::Rate::new(p.timely.at(line_rate))), Feedback::Echo),
             config::CcKind::Hpcc => (RateControl::Hpcc(Box::new(hpcc::Hpcc::new(p.hpcc.at(line_rate)))), Feedback::Int),
+            config::CcKind::IbCc => {
+                let cc = ib_cc::IbCc::new(p.ib_cc, line_rate, p.mss + p.data_header_bytes());
+                (RateControl::IbCc(cc), Feedback::Cnp { tcd: p.tcd })
+            }
         };
         let window = match &rc {
             RateControl::Hpcc(h) => h.window_limit(p.mss),
@@ -206,7 +227,7 @@ impl Conn {
             nack_interval: p.nack_interval,
             rto: p.rto,
             window,
-            cnp_interval: p.dcqcn.cnp_interval,
+            cnp_interval: if p.cc == config::CcKind::IbCc { p.ib_cc.becn_interval } else { p.dcqcn.cnp_interval },
             control_priority: p.control_priority,
             feedback,
             hdr,
