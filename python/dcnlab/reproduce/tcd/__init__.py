@@ -8,11 +8,13 @@ realistic workloads draw their flows from the traffic stream, so compared scheme
 
 from . import burst as _burst
 from . import fairness as _fairness
+from . import ib as _ib
 from . import realistic as _realistic
 from . import victim as _victim
 from .burst import burst  # noqa: F401
 from .common import SCHEMES  # noqa: F401
 from .fairness import fairness  # noqa: F401
+from .ib import ib  # noqa: F401
 from .realistic import realistic  # noqa: F401
 from .victim import victim  # noqa: F401
 
@@ -24,4 +26,5 @@ EXPERIMENTS = {
     "burst": _burst.section,
     "fairness": _fairness.section,
     "realistic": _realistic.section,
+    "ib": _ib.section,
 }
