@@ -95,3 +95,11 @@ def test_ib_cc_defaults_underuse_the_io_servers_and_tcd_gains_little(runs):
     for ref in ("hosts", "io"):
         r = sizes.loc[(ref, "all"), "IB CC / IB CC+TCD"]
         assert 0.9 < r < 1.1, (ref, r)
+
+
+def test_report_section_reads_the_cached_runs(runs):
+    _, _, out = runs
+    p = reproduce.preset("tcd", "ib", "small", messages=1500)
+    page = "".join(ib.section(p, out, SerialRunner()))  # the fixture's runs, from the cache
+    assert "InfiniBand realistic workload" in page and "<img" in page and "IB CC / IB CC+TCD" in page
+    assert "ib" in reproduce.paper("tcd").EXPERIMENTS
