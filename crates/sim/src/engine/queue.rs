@@ -43,6 +43,9 @@ impl<E> Item<E> {
     }
 }
 
+// The wheel's nodes stay 32 bytes for the engine's 12-byte events.
+const _: () = assert!(std::mem::size_of::<Node<[u32; 3]>>() == 32);
+
 impl<E> PartialEq for Item<E> {
     fn eq(&self, o: &Self) -> bool {
         self.key() == o.key()
@@ -64,38 +67,47 @@ impl<E> Ord for Item<E> {
 
 const NIL: u32 = u32::MAX;
 
+/// A wheel entry: its key, its event and the next entry of its slot's list, in 32 bytes for a 12-byte
+/// event (one node per half cache line).
 #[derive(Clone, Copy, Debug)]
 struct Node<E> {
-    it: Item<E>,
+    t: Time,
+    seq: u64,
     next: u32,
+    ev: E,
 }
 
 pub struct EventQueue<E: Copy> {
     /// Each slot's entries form a circular list in `pool`, sorted by (time, sequence); `tails[s]` is the
     /// slot's last entry (NIL when empty) and its `next` the first, so both ends are one step away.
-    tails: Vec<u32>,
+    /// (Fixed-size arrays: a masked slot number needs no bounds check.)
+    tails: Box<[u32; SLOTS]>,
     pool: Vec<Node<E>>,
     free: u32,
     /// Bit i set ⇔ slot i holds entries.
-    bits: Vec<u64>,
+    bits: Box<[u64; WORDS]>,
     /// Absolute slot number (time >> SHIFT) of the last entry popped; every wheel entry lies in
     /// [cur, cur + SLOTS).
     cur: u64,
     in_wheel: usize,
     far: BinaryHeap<Item<E>>,
+    /// The time of the heap's earliest entry (`Time::MAX` when it is empty), so that a pop compares the
+    /// wheel's head with a field rather than the heap's top entry.
+    far_t: Time,
     seq: u64,
 }
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            tails: vec![NIL; SLOTS],
+            tails: Box::new([NIL; SLOTS]),
             pool: Vec::with_capacity(4096),
             free: NIL,
-            bits: vec![0; WORDS],
+            bits: Box::new([0; WORDS]),
             cur: 0,
             in_wheel: 0,
             far: BinaryHeap::with_capacity(1024),
+            far_t: Time::MAX,
             seq: 0,
         }
     }
@@ -108,13 +120,13 @@ impl<E: Copy> EventQueue<E> {
         self.len() == 0
     }
 
-    #[inline]
-    fn alloc(&mut self, it: Item<E>, next: u32) -> u32 {
-        let node = Node { it, next };
+    #[inline(always)]
+    fn alloc(&mut self, node: Node<E>) -> u32 {
         if self.free != NIL {
             let n = self.free;
-            self.free = self.pool[n as usize].next;
-            self.pool[n as usize] = node;
+            let slot = &mut self.pool[n as usize];
+            self.free = slot.next;
+            *slot = node;
             n
         } else {
             self.pool.push(node);
@@ -126,44 +138,52 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, t: Time, ev: E) {
         self.seq += 1;
-        let it = Item { t, seq: self.seq, ev };
+        let seq = self.seq;
         let abs = t >> SHIFT;
         debug_assert!(abs >= self.cur, "event scheduled in the past");
-        if abs < self.cur + SLOTS as u64 {
-            let s = (abs & MASK) as usize;
-            let tail = self.tails[s];
-            if tail == NIL {
-                let n = self.alloc(it, NIL);
-                self.pool[n as usize].next = n;
-                self.tails[s] = n;
-                self.bits[s >> 6] |= 1 << (s & 63);
-            } else if self.pool[tail as usize].it.t <= t {
-                // The usual case, and every tie: the newest sequence goes last.
-                let n = self.alloc(it, self.pool[tail as usize].next);
-                self.pool[tail as usize].next = n;
-                self.tails[s] = n;
-            } else {
-                self.insert(s, it);
-                return;
-            }
-            self.in_wheel += 1;
-        } else {
-            self.far.push(it);
+        if abs >= self.cur + SLOTS as u64 {
+            return self.push_far(Item { t, seq, ev });
         }
+        let s = (abs & MASK) as usize;
+        let tail = self.tails[s];
+        if tail == NIL {
+            let n = self.alloc(Node { t, seq, next: NIL, ev });
+            self.pool[n as usize].next = n;
+            self.tails[s] = n;
+            self.bits[s >> 6] |= 1 << (s & 63);
+        } else {
+            let last = &self.pool[tail as usize];
+            if last.t > t {
+                return self.insert(s, Node { t, seq, next: NIL, ev });
+            }
+            // The usual case, and every tie: the newest sequence goes last.
+            let first = last.next;
+            let n = self.alloc(Node { t, seq, next: first, ev });
+            self.pool[tail as usize].next = n;
+            self.tails[s] = n;
+        }
+        self.in_wheel += 1;
     }
 
-    /// Put `it` into slot `s` before its first later entry, walking at most SCAN entries; in a slot
+    #[inline(never)]
+    fn push_far(&mut self, it: Item<E>) {
+        self.far_t = self.far_t.min(it.t);
+        self.far.push(it);
+    }
+
+    /// Put `node` into slot `s` before its first later entry, walking at most SCAN entries; in a slot
     /// more crowded than that (a synchronised start, a large incast) it waits in the heap instead, which
     /// the pop compares with the wheel's head anyway. So no push costs more than SCAN steps and a pop
     /// none, where a scan of the slot at each pop cost O(k²) to drain k entries.
     #[inline]
-    fn insert(&mut self, s: usize, it: Item<E>) {
+    fn insert(&mut self, s: usize, mut node: Node<E>) {
         let mut prev = self.tails[s];
         let mut n = self.pool[prev as usize].next;
         for _ in 0..SCAN {
-            // The tail is later than `it`, so the walk stops at the tail at the latest.
-            if self.pool[n as usize].it.t > it.t {
-                let m = self.alloc(it, n);
+            // The tail is later than `node`, so the walk stops at the tail at the latest.
+            if self.pool[n as usize].t > node.t {
+                node.next = n;
+                let m = self.alloc(node);
                 self.pool[prev as usize].next = m;
                 self.in_wheel += 1;
                 return;
@@ -171,7 +191,7 @@ impl<E: Copy> EventQueue<E> {
             prev = n;
             n = self.pool[n as usize].next;
         }
-        self.far.push(it);
+        self.push_far(Item { t: node.t, seq: node.seq, ev: node.ev });
     }
 
     /// The first non-empty slot at or after the cursor, in wheel order.
@@ -186,6 +206,12 @@ impl<E: Copy> EventQueue<E> {
         if first != 0 {
             return Some((w0 << 6) | first.trailing_zeros() as usize);
         }
+        self.next_slot_wrapped(w0, b0)
+    }
+
+    /// `next_slot` past the cursor's own word.
+    #[inline(never)]
+    fn next_slot_wrapped(&self, w0: usize, b0: usize) -> Option<usize> {
         for k in 1..=WORDS {
             let w = (w0 + k) % WORDS;
             let m = if k == WORDS { self.bits[w] & !(!0u64 << b0) } else { self.bits[w] };
@@ -199,45 +225,41 @@ impl<E: Copy> EventQueue<E> {
     /// Remove and return the earliest entry if its time is ≤ `limit`; otherwise leave everything as is.
     #[inline]
     pub fn pop_before(&mut self, limit: Time) -> Option<(Time, E)> {
-        // The wheel's earliest is the head of the first non-empty slot: (slot, node, key).
-        let wheel = self.next_slot().map(|s| {
-            let head = self.pool[self.tails[s] as usize].next;
-            (s, head, self.pool[head as usize].it.key())
-        });
-        let far = self.far.peek().map(|it| it.key());
-        let from_wheel = match (wheel, far) {
-            (None, None) => return None,
-            (Some((_, _, k)), Some(f)) => k < f,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-        };
-        if from_wheel {
-            let (s, n, (t, _)) = wheel.unwrap();
-            if t > limit {
-                return None;
-            }
-            let tail = self.tails[s];
-            let node = self.pool[n as usize];
-            if n == tail {
-                self.tails[s] = NIL;
-                self.bits[s >> 6] &= !(1 << (s & 63));
-            } else {
-                self.pool[tail as usize].next = node.next;
-            }
-            self.pool[n as usize].next = self.free;
-            self.free = n;
-            self.in_wheel -= 1;
-            self.cur = t >> SHIFT;
-            Some((t, node.it.ev))
-        } else {
-            if far.unwrap().0 > limit {
-                return None;
-            }
-            let it = self.far.pop().unwrap();
-            // The far entry is the global minimum, so every wheel entry still lies ahead of the cursor.
-            self.cur = it.t >> SHIFT;
-            Some((it.t, it.ev))
+        // The wheel's earliest is the head of the first non-empty slot.
+        let Some(s) = self.next_slot() else { return self.pop_far(limit) };
+        let tail = self.tails[s];
+        let n = self.pool[tail as usize].next;
+        let node = self.pool[n as usize];
+        if node.t > self.far_t || (node.t == self.far_t && self.far.peek().is_some_and(|f| f.seq < node.seq)) {
+            return self.pop_far(limit);
         }
+        if node.t > limit {
+            return None;
+        }
+        if n == tail {
+            self.tails[s] = NIL;
+            self.bits[s >> 6] &= !(1 << (s & 63));
+        } else {
+            self.pool[tail as usize].next = node.next;
+        }
+        self.pool[n as usize].next = self.free;
+        self.free = n;
+        self.in_wheel -= 1;
+        self.cur = node.t >> SHIFT;
+        Some((node.t, node.ev))
+    }
+
+    /// The heap's earliest entry, which is the global minimum, if its time is ≤ `limit`.
+    #[inline(never)]
+    fn pop_far(&mut self, limit: Time) -> Option<(Time, E)> {
+        if self.far.peek().is_none_or(|f| f.t > limit) {
+            return None;
+        }
+        let it = self.far.pop().unwrap();
+        self.far_t = self.far.peek().map_or(Time::MAX, |f| f.t);
+        // The far entry is the global minimum, so every wheel entry still lies ahead of the cursor.
+        self.cur = it.t >> SHIFT;
+        Some((it.t, it.ev))
     }
 
     /// Remove and return the earliest entry.
@@ -256,26 +278,27 @@ impl<E: Copy> EventQueue<E> {
         self.free = NIL;
         self.in_wheel = 0;
         self.far.clear();
+        self.far_t = Time::MAX;
         all
     }
 
     /// Every pending entry, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Time, &E)> {
         let mut wheel = Vec::with_capacity(self.in_wheel);
-        for &tail in &self.tails {
+        for &tail in self.tails.iter() {
             if tail == NIL {
                 continue;
             }
             let mut n = tail;
             loop {
                 n = self.pool[n as usize].next;
-                wheel.push(&self.pool[n as usize].it);
+                wheel.push((self.pool[n as usize].t, &self.pool[n as usize].ev));
                 if n == tail {
                     break;
                 }
             }
         }
-        wheel.into_iter().chain(self.far.iter()).map(|it| (it.t, &it.ev))
+        wheel.into_iter().chain(self.far.iter().map(|it| (it.t, &it.ev)))
     }
 }
 
