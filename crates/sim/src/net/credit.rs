@@ -105,17 +105,18 @@ impl CreditCfg {
 }
 
 impl Sim {
-    /// Whether port `p` holds the credits for the head packet of its VL `vl`; if not, the VL goes OFF
-    /// (paused until credits come back).
+    /// Before port `p`'s scheduler picks: every VL whose head packet lacks the credits for it goes OFF
+    /// (paused until credits come back), so the scheduler sees only VLs that can send.
     #[cold]
-    pub(crate) fn credit_ok(&mut self, p: u32, vl: usize) -> bool {
+    pub(crate) fn credit_gate(&mut self, p: u32) {
         let port = &self.net.ports[p as usize];
-        let head = *port.queues[vl].fifo.front().expect("a picked queue has a packet");
-        if blocks(self.arena.get(head).size as u64) <= port.fc.credits[vl] {
-            return true;
+        for vl in 0..port.queues.len() {
+            let port = &self.net.ports[p as usize];
+            let Some(&head) = port.queues[vl].fifo.front() else { continue };
+            if port.paused & (1 << vl) == 0 && blocks(self.arena.get(head).size as u64) > port.fc.credits[vl] {
+                self.set_paused(p, vl as u8, true);
+            }
         }
-        self.set_paused(p, vl as u8, true);
-        false
     }
 
     /// Port `p` takes packet `id` off its VL `vl` to send it: it spends the packet's blocks, and at a

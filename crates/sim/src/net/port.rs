@@ -309,6 +309,11 @@ impl Sim {
         // same instant (RFC 8289's dequeue loop), then the scheduler if it ran dry.
         let mut picked: Option<usize> = None;
         loop {
+            if self.net.credit.is_some() {
+                // VLs whose head packet lacks credits go OFF before the scheduler picks (its DWRR
+                // deficits count only packets that leave).
+                self.credit_gate(p);
+            }
             let port = &mut self.net.ports[p as usize];
             if port.pkts == 0 {
                 return;
@@ -320,9 +325,6 @@ impl Sim {
                     None => return, // everything left is paused
                 },
             };
-            if self.net.credit.is_some() && !self.credit_ok(p, qi) {
-                continue; // this VL is OFF until credits return: another may send
-            }
             picked = Some(qi);
             let port = &mut self.net.ports[p as usize];
             let id = port.pop(qi, &self.arena);
