@@ -68,6 +68,10 @@ fn an_incast_stalls_on_credits_instead_of_dropping() {
 /// only place the flow can wait (h2 hangs off s1 for the second VL's flow). Switch ports are numbered in
 /// link order: s0 port 1 faces s1, s1 port 1 faces h0.
 fn chain(vl_buffer: &str, extra: &str) -> String {
+    chain_with(vl_buffer, "", extra)
+}
+
+fn chain_with(vl_buffer: &str, switch: &str, extra: &str) -> String {
     // A new file per call: tests run in parallel threads of one process.
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!("dcnlab-credit-{}", std::process::id()));
@@ -91,6 +95,7 @@ path = "{}"
 mtu = 1000
 queues = 2
 credit = {{ vl_buffer = "{vl_buffer}", vls = 2 }}
+{switch}
 [host.transport]
 kind = "rdma"
 cc = "dcqcn"
@@ -133,15 +138,18 @@ fn a_receiver_buffer_fills_to_its_vl_buffer_and_no_further() {
 fn a_vl_without_credits_stops_only_itself() {
     // VL 0 (priority 0) stalls behind the 1 Gbps link; a priority-1 flow from h1 to h2 shares h1's NIC
     // and the s0 → s1 link and finishes at nearly its share of 100 Gbps.
+    // Under strict priority and under DWRR (whose deficits must not be spent on a VL that cannot send).
     let other = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 2, size = \"10MB\", start = \"100us\", priority = 1 }]\n";
-    let r = run_toml(&chain("64KB", other)).unwrap();
-    assert_eq!(r.meta.drops.total(), 0);
-    let f = r.flows.iter().find(|f| f.dst == 2).unwrap();
-    let fct = f.finish.expect("the VL 1 flow finishes") - f.start;
-    // 10 MB at 100 Gbps is 0.8 ms; it shares the NIC with VL 0, which sends at h0's 1 Gbps.
-    assert!(fct < 1_000 * US, "VL 1 flow took {} us", fct / US);
-    // Without credits on VL 0 it would have waited: VL 0 itself stalled the whole run.
-    assert!(port_row(&r, "s0", 1).credit_stall > 2_000 * US);
+    for sched in ["", "scheduler = { kind = \"dwrr\", weights = [1, 1] }"] {
+        let r = run_toml(&chain_with("64KB", sched, other)).unwrap();
+        assert_eq!(r.meta.drops.total(), 0);
+        let f = r.flows.iter().find(|f| f.dst == 2).unwrap();
+        let fct = f.finish.expect("the VL 1 flow finishes") - f.start;
+        // 10 MB at 100 Gbps is 0.8 ms; it shares the NIC with VL 0, which sends at h0's 1 Gbps.
+        assert!(fct < 1_000 * US, "{sched}: VL 1 flow took {} us", fct / US);
+        // Without credits on VL 0 it would have waited: VL 0 itself stalled the whole run.
+        assert!(port_row(&r, "s0", 1).credit_stall > 2_000 * US);
+    }
 }
 
 #[test]
