@@ -180,6 +180,10 @@ mod tests {
         assert_eq!(b.decide(&ctx(5_000), 100), Pass);
         assert_eq!(b.decide(&ctx(5_000), 1000), Pass);
         assert_eq!(b.decide(&ctx(5_000), 1000), Mark);
+        // A packet of exactly `packet_size` is not smaller: it is marked.
+        let mut c = IbFecn::new(Params { packet_size: 500, ..params() });
+        assert_eq!(c.decide(&ctx(5_000), 499), Pass);
+        assert_eq!(c.decide(&ctx(5_000), 500), Mark);
     }
 
     #[test]
