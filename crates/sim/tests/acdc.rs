@@ -3,10 +3,11 @@
 //! matters: 10 Gbps, 9 KB MTU, a DCTCP step marker at K = 100 KB, guest RTO_min 10 ms, and the handshake
 //! (AC/DC learns the window scale from it; wscale 7 as a Linux host with a few-MB buffer announces).
 
+mod common;
+
+use common::{jain, MS};
 use dcnlab_sim::records::Records;
 use dcnlab_sim::run_toml;
-
-const MS: u64 = 1_000_000_000; // ps
 
 const TCP: &str = r#"kind = "tcp", handshake = true, min_rto = "10ms", wscale = 7, rwnd = "8MB""#;
 const ACDC: &str = r#"vswitch = { kind = "acdc" }"#;
@@ -55,10 +56,6 @@ fn rates(r: &Records, n: usize, end_ms: u64) -> Vec<f64> {
     (0..n).map(|f| (at(end_ms, f) - at(100, f)) as f64 * 8.0 / ((end_ms - 100) as f64 * 1e6)).collect()
 }
 
-fn jain(v: &[f64]) -> f64 {
-    let (s, s2) = (v.iter().sum::<f64>(), v.iter().map(|x| x * x).sum::<f64>());
-    s * s / (v.len() as f64 * s2)
-}
 
 /// The paper's Fig. 17 / Table 1: five guests with five controls share one bottleneck. Through AC/DC
 /// every one runs DCTCP's window: Jain ≥ 0.99 (measured 0.995). Without it the Not-ECT guests are dropped

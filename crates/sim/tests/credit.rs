@@ -2,40 +2,16 @@
 //! instead of dropping, a receiver buffer that fills to its VL buffer and no further, one VL stalled while
 //! another sends, credits conserved over random fabrics, D-mod-k routes, and bad input.
 
-use dcnlab_sim::{run_toml, Records, Sim};
+mod common;
+
+use common::{incast, port_row, US};
+use dcnlab_sim::{run_toml, Sim};
 use proptest::prelude::*;
 
-const US: u64 = 1_000_000;
-
+/// The shared star with 1000 B packets and DCQCN.
 fn star(hosts: u32, switch: &str, traffic: &str, stop: &str) -> String {
-    format!(
-        r#"
-seed = 3
-stop = {stop}
-[topology]
-kind = "star"
-hosts = {hosts}
-link = {{ rate = "10Gbps", delay = "1us" }}
-[switch]
-mtu = 1000
-{switch}
-[host.transport]
-kind = "rdma"
-cc = "dcqcn"
-preset = "dcqcn_paper"
-{traffic}
-"#
-    )
-}
-
-fn incast(n: u32, size: &str) -> String {
-    let senders: Vec<String> = (1..=n).map(|h| h.to_string()).collect();
-    format!("[[traffic]]\nkind = \"incast\"\nsenders = [{}]\nreceiver = 0\nsize = \"{size}\"\nat = \"0us\"\n", senders.join(", "))
-}
-
-fn port_row<'a>(r: &'a Records, node: &str, port: u32) -> &'a dcnlab_sim::records::PortRow {
-    let n = r.meta.node_names.iter().position(|x| x == node).unwrap() as u32;
-    r.ports.iter().find(|p| p.node == n && p.port == port).unwrap()
+    let transport = "kind = \"rdma\"\ncc = \"dcqcn\"\npreset = \"dcqcn_paper\"";
+    common::star(hosts, &format!("mtu = 1000\n{switch}"), transport, traffic, stop)
 }
 
 const IB: &str = "credit = { vl_buffer = \"64KB\" }";
@@ -158,18 +134,37 @@ fn the_credit_loop_bounds_a_flow_to_its_vl_buffer_per_round_trip() {
     // (16 blocks each). A packet's credits come back one link delay after the next node takes it, so each
     // hop lets 3 packets through per 2 × 10 us + one serialisation (80 ns): about 1.2 Gbps, whatever the
     // line rate. Credits returned at once (no delay) would double that; credits in bytes rather than
-    // blocks (4 packets) would raise it by a third.
-    let sw = "credit = { vl_buffer = \"4KB\" }";
-    let flow = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"956KB\", start = \"0us\" }]\n";
-    let text = star(2, sw, flow, "{ all_flows_done = true, max_time = \"50ms\" }")
-        .replace("10Gbps\", delay = \"1us", "100Gbps\", delay = \"10us");
-    let r = run_toml(&text).unwrap();
-    let f = &r.flows[0];
-    let fct = (f.finish.unwrap() - f.start) as f64;
-    // 956 KB = 1000 packets of 956 B payload.
-    let expect = 1000.0 / 3.0 * (20.0 * US as f64 + 80_000.0);
-    assert!((fct / expect - 1.0).abs() < 0.03, "FCT {:.0} us, credit-loop bound {:.0} us", fct / US as f64, expect / US as f64);
-    assert!(port_row(&r, "h1", 0).credit_stall > fct as u64 / 2);
+    // blocks (4 packets) would raise it by a third. A buffer of exactly three packets' blocks (48 blocks,
+    // 3072 B) lets the same three through: a packet goes when its blocks equal the credits left (a gate
+    // that wanted one block more would hold the third packet and send two per round trip).
+    // The same on VL 1 of two: a VL other than 0 goes OFF and back ON at every credit round trip.
+    for (vl_buffer, vls) in [("4KB", 1), ("3072B", 1), ("4KB", 2)] {
+        let sw = format!("queues = {vls}\ncredit = {{ vl_buffer = \"{vl_buffer}\", vls = {vls} }}");
+        let prio = vls - 1;
+        let flow = format!("[[traffic]]\nkind = \"flows\"\nlist = [{{ src = 1, dst = 0, size = \"956KB\", start = \"0us\", priority = {prio} }}]\n");
+        let text = star(2, &sw, &flow, "{ all_flows_done = true, max_time = \"50ms\" }")
+            .replace("10Gbps\", delay = \"1us", "100Gbps\", delay = \"10us");
+        let r = run_toml(&text).unwrap();
+        let f = &r.flows[0];
+        let fct = (f.finish.unwrap() - f.start) as f64;
+        // 956 KB = 1000 packets of 956 B payload.
+        let expect = 1000.0 / 3.0 * (20.0 * US as f64 + 80_000.0);
+        let (got, bound) = (fct / US as f64, expect / US as f64);
+        assert!((fct / expect - 1.0).abs() < 0.03, "{vl_buffer}, VL {prio}: FCT {got:.0} us, credit-loop bound {bound:.0} us");
+        assert!(port_row(&r, "h1", 0).credit_stall > fct as u64 / 2);
+    }
+}
+
+#[test]
+fn a_priority_above_the_vls_travels_and_is_credited_on_the_last_vl() {
+    // One VL; the flow asks for priority 3. It is queued on VL 0 at every hop, and its credits must come
+    // back to VL 0: returned to a VL that does not exist, VL 0 would run dry after 64 KB and the flow stop.
+    let flow = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"1MB\", start = \"0us\", priority = 3 }]\n";
+    let mut sim = Sim::from_toml(&star(2, IB, flow, "{ all_flows_done = true, max_time = \"20ms\" }")).unwrap();
+    sim.run_until(500 * US);
+    assert_eq!(sim.credit_audit(), Some(Ok(())));
+    let r = sim.run();
+    assert_eq!(r.meta.flows_finished, 1, "the flow on priority 3 finishes");
 }
 
 #[test]
@@ -227,6 +222,9 @@ fn bad_credit_input_names_the_field() {
     assert!(err("credit = { vl_buffer = \"64KB\", vls = 2 }").contains("switch.credit.vls"));
     assert!(err("credit = { vl_buffer = \"64KB\" }\nbuffer = \"1MB\"").contains("switch.buffer"));
     assert!(err("credit = { vl_buffer = \"64KB\", typo = 1 }").contains("typo"));
+    // The buffer must hold one MTU's blocks: 1000 B packets are 16 blocks, 1024 B, and no byte less.
+    assert!(err("credit = { vl_buffer = \"1023B\" }").contains("switch.credit.vl_buffer"));
+    assert!(Sim::from_toml(&star(3, "credit = { vl_buffer = \"1024B\" }", &incast(2, "10KB"), "{ time = \"1ms\" }")).is_ok());
     let rr = star(3, IB, &incast(2, "10KB"), "{ time = \"1ms\" }") + "[host.nic]\nscheduling = \"round_robin\"\n";
     assert!(Sim::from_toml(&rr).err().unwrap().to_string().contains("host.nic.scheduling"));
 }

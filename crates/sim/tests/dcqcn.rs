@@ -1,10 +1,11 @@
 //! RoCE with DCQCN (`transport = { kind = "rdma" }`) through the whole simulator: go-back-N under link
 //! loss, convergence to a fair share behind one RED-marking bottleneck, determinism, bad input.
 
+mod common;
+
+use common::{jain, MS};
 use dcnlab_sim::records::Records;
 use dcnlab_sim::{run_toml, Sim};
-
-const MS: u64 = 1_000_000_000; // ps
 
 /// `n` long-lived RDMA flows from hosts 0…n−1 to host n of a star (one switch): every link `rate`, 1 µs
 /// delay. Two switch queues under strict priority: ACKs/NACKs/CNPs in queue 0 (drop-tail), data in
@@ -53,11 +54,6 @@ fn rates(r: &Records, n: u32, a_ms: u64, b_ms: u64) -> Vec<f64> {
     (0..n).map(|f| (at(b_ms, f) - at(a_ms, f)) as f64 * 8.0 / ((b_ms - a_ms) as f64 / 1e3)).collect()
 }
 
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
-}
 
 /// Goodput of a payload-full link: payload / wire bytes of a full packet (1456 + 44).
 const PAYLOAD: f64 = 1456.0 / 1500.0;

@@ -3,11 +3,11 @@
 //! target utilisation η; two flows, the second starting later, converge to a fair share; over PFC
 //! nothing is dropped and the fabric barely pauses; records of the INT stacks are all freed.
 
+mod common;
+
+use common::{jain, MS, US};
 use dcnlab_sim::records::Records;
 use dcnlab_sim::{run_toml, Sim};
-
-const US: u64 = 1_000_000;
-const MS: u64 = 1_000 * US;
 
 /// Payload and wire bytes of a full HPCC data packet at MTU 1500: RoCEv2 44 + INT 42 header bytes.
 const MSS: f64 = 1500.0 - 86.0;
@@ -62,11 +62,6 @@ fn rates(r: &Records, n: u32, a: u64, b: u64) -> Vec<f64> {
     (0..n).map(|f| (delivered(r, f, b) - delivered(r, f, a)) * 8.0 / ((b - a) as f64 / 1e12)).collect()
 }
 
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
-}
 
 /// Mean and max of the bottleneck queue from `from` on.
 fn queue(r: &Records, from: u64) -> (f64, u64) {

@@ -2,37 +2,14 @@
 //! PAUSE is sent and when it arrives, that only its priority stops, timer-mode refresh, deadlock cycles,
 //! lossy and lossless traffic on one switch, the `ports` and `pauses` records, and bad input.
 
-use dcnlab_sim::{run_toml, Records, Sim};
+mod common;
 
-const US: u64 = 1_000_000;
+use common::{incast, port_row, US};
+use dcnlab_sim::{run_toml, Sim};
 
+/// The shared star with TCP Reno.
 fn star(hosts: u32, switch: &str, traffic: &str, stop: &str) -> String {
-    format!(
-        r#"
-seed = 3
-stop = {stop}
-[topology]
-kind = "star"
-hosts = {hosts}
-link = {{ rate = "10Gbps", delay = "1us" }}
-[switch]
-{switch}
-[host.transport]
-kind = "tcp"
-cc = "reno"
-{traffic}
-"#
-    )
-}
-
-fn incast(n: u32, size: &str) -> String {
-    let senders: Vec<String> = (1..=n).map(|h| h.to_string()).collect();
-    format!("[[traffic]]\nkind = \"incast\"\nsenders = [{}]\nreceiver = 0\nsize = \"{size}\"\nat = \"0us\"\n", senders.join(", "))
-}
-
-fn port_row<'a>(r: &'a Records, node: &str, port: u32) -> &'a dcnlab_sim::records::PortRow {
-    let n = r.meta.node_names.iter().position(|x| x == node).unwrap() as u32;
-    r.ports.iter().find(|p| p.node == n && p.port == port).unwrap()
+    common::star(hosts, switch, "kind = \"tcp\"\ncc = \"reno\"", traffic, stop)
 }
 
 #[test]

@@ -113,8 +113,8 @@ impl Sim {
         for vl in 0..port.queues.len() {
             let port = &self.net.ports[p as usize];
             let Some(&head) = port.queues[vl].fifo.front() else { continue };
-            if port.paused & (1 << vl) == 0 && blocks(self.arena.get(head).size as u64) > port.fc.credits[vl] {
-                self.set_paused(p, vl as u8, true);
+            if blocks(self.arena.get(head).size as u64) > port.fc.credits[vl] {
+                self.set_paused(p, vl as u8, true); // no-op for a VL already OFF
             }
         }
     }
