@@ -127,9 +127,15 @@ fn ib_cc_with_tcd_marks_the_credit_stalled_port_undetermined_and_the_hot_spot_co
 #[test]
 fn bad_ib_cc_keys_name_the_field() {
     let err = |t: &str| dcnlab_sim::Sim::from_toml(&victim(FECN, t)).err().expect("an error").to_string();
-    assert!(err("cc = \"ib_cc\"\nccti_limit = 0").contains("ccti_limit"));
+    // ccti_limit is 1 to 16383, checked on its own (0 would also trip ccti_min's "below ccti_limit").
+    assert!(err("cc = \"ib_cc\"\nccti_limit = 0").contains("must be 1 to 16383"));
+    assert!(err("cc = \"ib_cc\"\nccti_limit = 16384").contains("must be 1 to 16383"));
+    for ok in ["ccti_limit = 16383", "ccti_limit = 1", "ccti_timer = 65535", "ccti_timer = 1"] {
+        assert!(dcnlab_sim::Sim::from_toml(&victim(FECN, &format!("cc = \"ib_cc\"\n{ok}"))).is_ok(), "{ok}");
+    }
     assert!(err("cc = \"ib_cc\"\nccti_min = 200").contains("ccti_min"));
     assert!(err("cc = \"ib_cc\"\nccti_timer = 70000").contains("ccti_timer"));
+    assert!(err("cc = \"ib_cc\"\nccti_timer = 0").contains("ccti_timer"));
     assert!(err("cc = \"ib_cc\"\ng = 0.5").contains("cc = \\\"dcqcn\\\"") || err("cc = \"ib_cc\"\ng = 0.5").contains(".g"));
     assert!(err("cc = \"dcqcn\"\nccti_limit = 10").contains("ccti_limit"));
     assert!(err("cc = \"ib_cc\"\npreset = \"dcqcn_paper\"").contains("preset"));

@@ -81,14 +81,12 @@ pub struct Hpcc {
     last_update_seq: Option<u64>,
     /// The previous ACK's INT records.
     prev: Stack,
-    /// Updates made (per RTT and fast).
-    pub updates: u64,
 }
 
 impl Hpcc {
     /// A flow starts at line rate with W = W_c = C·T and Û = 1 (ns-3 `RdmaQueuePair`).
     pub fn new(p: Params) -> Hpcc {
-        Hpcc { p, w: p.w_max, w_c: p.w_max, u: 1.0, inc_stage: 0, last_update_seq: None, prev: Stack::default(), updates: 0 }
+        Hpcc { p, w: p.w_max, w_c: p.w_max, u: 1.0, inc_stage: 0, last_update_seq: None, prev: Stack::default() }
     }
 
     /// R = W/T (bps).
@@ -159,7 +157,6 @@ impl Hpcc {
                     (self.w_c + p.w_ai, self.inc_stage + 1, Update::Additive)
                 };
                 self.w = w.clamp(p.w_min, p.w_max);
-                self.updates += 1;
                 if full {
                     self.w_c = self.w;
                     self.inc_stage = stage;

@@ -146,6 +146,16 @@ fn the_most_utilised_hop_decides_with_its_own_rate_and_tau() {
 }
 
 #[test]
+fn of_two_equally_utilised_hops_the_first_gives_tau() {
+    // Both hops at U = 0.5 (6 250 B in 1 µs, 12 500 B in 2 µs: the same quotient bit for bit, the
+    // second doubled exactly). The reference keeps the first maximum (`u > U`), so τ = 1 µs.
+    let mut h = Hpcc::new(params(0, true));
+    h.on_ack(0, 10_000, &[hop(0.0, 0, 0, G100), hop(0.0, 0, 0, G100)]);
+    let hops = [hop(1.0, 6_250, 0, G100), hop(2.0, 12_500, 0, G100)];
+    assert_eq!(h.measure(&hops), Some((0.5, US)));
+}
+
+#[test]
 fn without_fast_react_only_the_ack_that_ends_an_rtt_updates() {
     let mut h = Hpcc::new(params(0, false));
     h.on_ack(0, 10_000, &[hop(0.0, 0, 0, G100)]);

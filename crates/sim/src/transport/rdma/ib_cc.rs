@@ -93,14 +93,13 @@ pub struct IbCc {
     line: f64,
     /// Time to send one full packet at line rate (ps, fractional).
     t_mtu: f64,
-    pub becns: u64,
 }
 
 impl IbCc {
     /// `line` in bps; `mtu_wire` = a full data packet's bytes on the wire.
     pub fn new(spec: Spec, line: u64, mtu_wire: u32) -> IbCc {
         let line = line as f64;
-        IbCc { spec, ccti: spec.ccti_min, timer_at: None, hold: false, line, t_mtu: mtu_wire as f64 * 8.0 * SEC as f64 / line, becns: 0 }
+        IbCc { spec, ccti: spec.ccti_min, timer_at: None, hold: false, line, t_mtu: mtu_wire as f64 * 8.0 * SEC as f64 / line }
     }
 
     fn period(&self) -> Time {
@@ -109,7 +108,6 @@ impl IbCc {
 
     /// A BECN with cause CE.
     pub fn on_becn(&mut self, now: Time) {
-        self.becns += 1;
         self.ccti = (self.ccti + self.spec.ccti_increase).min(self.spec.ccti_limit);
         if self.timer_at.is_none() {
             self.timer_at = Some(now + self.period());
@@ -119,8 +117,9 @@ impl IbCc {
     /// A BECN with cause UE (TCD): hold the current injection delay through the next expiry.
     pub fn on_ue(&mut self, now: Time) {
         if self.ccti > self.spec.ccti_min {
+            // The timer runs whenever CCTI is above its minimum (`on_becn` starts it, `on_time` keeps it).
+            debug_assert!(self.timer_at.is_some(), "CCTI above its minimum with no timer at {now} ps");
             self.hold = true;
-            self.timer_at.get_or_insert(now + self.period());
         }
     }
 
@@ -173,6 +172,7 @@ mod tests {
         assert_eq!((c.ccti, c.timer_at, c.gap(1000)), (0, None, 200_000));
         c.on_becn(10 * US);
         assert_eq!((c.ccti, c.timer_at), (1, Some(10 * US + 102_400_000)));
+        assert_eq!(c.next_deadline(), c.timer_at, "the transport schedules the timer from next_deadline");
         c.on_becn(20 * US);
         assert_eq!((c.ccti, c.timer_at), (2, Some(10 * US + 102_400_000)), "the running timer is not restarted");
         // IPD = 2 · 200 ns / 8 = 50 ns on top of the packet's own 200 ns.
