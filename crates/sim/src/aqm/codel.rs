@@ -265,12 +265,36 @@ mod tests {
     }
 
     #[test]
+    fn the_packet_after_an_entry_drop_passes_only_within_the_same_dequeue() {
+        let mut c = codel(Mode::Drop);
+        assert_eq!(c.on_dequeue(&ctx(0, 100_000), 50 * US), Verdict::Pass);
+        assert_eq!(c.on_dequeue(&ctx(100 * US, 100_000), 50 * US), Verdict::Drop);
+        // The next dequeue comes later, past drop_next = 200 µs: the dropping state drops it.
+        assert_eq!(c.on_dequeue(&ctx(400 * US, 100_000), 50 * US), Verdict::Drop);
+        assert_eq!(c.state.count, 2);
+    }
+
+    #[test]
+    fn an_empty_queue_ends_the_dropping_state() {
+        let mut c = codel(Mode::Ecn);
+        for k in 0..30u64 {
+            c.on_dequeue(&ctx(k * 10 * US, 100_000), 50 * US);
+        }
+        assert!(c.state.dropping);
+        c.on_idle();
+        assert!(!c.state.dropping && c.state.first_above_time == 0);
+    }
+
+    #[test]
     fn below_target_resets() {
         let mut c = codel(Mode::Ecn);
         for k in 0..30u64 {
             c.on_dequeue(&ctx(k * 10 * US, 100_000), 50 * US);
         }
         assert!(c.state.dropping);
+        // A sojourn of exactly the target is not below it (RFC 8289: `sojourn_time < TARGET` resets).
+        c.on_dequeue(&ctx(300 * US, 100_000), 10 * US);
+        assert!(c.state.dropping && c.state.first_above_time != 0);
         assert_eq!(c.on_dequeue(&ctx(400 * US, 100_000), 5 * US), Verdict::Pass);
         assert!(!c.state.dropping && c.state.first_above_time == 0);
     }
