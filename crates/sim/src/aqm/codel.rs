@@ -281,7 +281,8 @@ mod tests {
             c.on_dequeue(&ctx(k * 10 * US, 100_000), 50 * US);
         }
         assert!(c.state.dropping);
-        c.on_idle();
+        // Through the hook the port calls when it finds the queue empty.
+        Hooks::on_idle(&mut c);
         assert!(!c.state.dropping && c.state.first_above_time == 0);
     }
 
