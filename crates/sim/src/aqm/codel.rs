@@ -159,6 +159,15 @@ impl Codel {
         }
     }
 
+    /// The queue ran dry at a dequeue. After a drop the RFC's loop dequeues again and finds nothing, which
+    /// ends the dropping state; a sent packet leaves it to the next dequeue (or to `on_idle`). Without this a
+    /// drop that empties one queue of a port whose link stays busy with another would keep the state.
+    pub fn on_empty(&mut self) {
+        if matches!(self.state.step, Step::AfterEntryDrop(_) | Step::InLoop(_)) {
+            self.on_idle();
+        }
+    }
+
     /// The queue was found empty when the link became free (RFC: dequeue of an empty queue).
     pub fn on_idle(&mut self) {
         self.state.first_above_time = 0;
@@ -171,6 +180,10 @@ impl Hooks for Codel {
     #[inline]
     fn on_dequeue(&mut self, ctx: &QueueCtx, sojourn: Time, _rng: &mut Rng) -> Verdict {
         Codel::on_dequeue(self, ctx, sojourn)
+    }
+    #[inline]
+    fn on_empty(&mut self, _now: Time) {
+        Codel::on_empty(self)
     }
     #[inline]
     fn on_idle(&mut self) {
@@ -245,12 +258,28 @@ mod tests {
         assert!(!c.state.dropping);
     }
 
-    #[test]
-    fn drop_mode_drops_several_in_one_dequeue_when_late() {
+    /// Drop mode, sojourn 50 µs from t = 0: the entry drop at 100 µs (count 1, drop_next 200 µs).
+    fn after_entry_drop() -> Codel {
         let mut c = codel(Mode::Drop);
         assert_eq!(c.on_dequeue(&ctx(0, 100_000), 50 * US), Verdict::Pass);
-        // Entry: drop, then the next packet of the same dequeue is sent.
         assert_eq!(c.on_dequeue(&ctx(100 * US, 100_000), 50 * US), Verdict::Drop);
+        c
+    }
+
+    /// ECN mode, sojourn 50 µs, a packet every 10 µs for 300 µs: dropping, marks at 100, 200 and 280 µs.
+    fn marking() -> Codel {
+        let mut c = codel(Mode::Ecn);
+        for k in 0..30u64 {
+            c.on_dequeue(&ctx(k * 10 * US, 100_000), 50 * US);
+        }
+        assert!(c.state.dropping && c.stats.marks == 3);
+        c
+    }
+
+    #[test]
+    fn drop_mode_drops_several_in_one_dequeue_when_late() {
+        let mut c = after_entry_drop();
+        // Entry: the next packet of the same dequeue is sent.
         assert_eq!(c.on_dequeue(&ctx(100 * US, 100_000), 50 * US), Verdict::Pass);
         assert_eq!(c.state.count, 1);
         // Much later (drop_next = 200 µs long past): drop, and keep dropping while now ≥ drop_next.
@@ -266,21 +295,71 @@ mod tests {
 
     #[test]
     fn the_packet_after_an_entry_drop_passes_only_within_the_same_dequeue() {
-        let mut c = codel(Mode::Drop);
-        assert_eq!(c.on_dequeue(&ctx(0, 100_000), 50 * US), Verdict::Pass);
-        assert_eq!(c.on_dequeue(&ctx(100 * US, 100_000), 50 * US), Verdict::Drop);
+        let mut c = after_entry_drop();
         // The next dequeue comes later, past drop_next = 200 µs: the dropping state drops it.
         assert_eq!(c.on_dequeue(&ctx(400 * US, 100_000), 50 * US), Verdict::Drop);
         assert_eq!(c.state.count, 2);
     }
 
     #[test]
-    fn an_empty_queue_ends_the_dropping_state() {
-        let mut c = codel(Mode::Ecn);
-        for k in 0..30u64 {
-            c.on_dequeue(&ctx(k * 10 * US, 100_000), 50 * US);
-        }
+    fn the_entry_drop_enters_the_dropping_state_whatever_the_next_packet() {
+        // RFC 8289: `drop(p); r = dodequeue(now); dropping = true` — the next packet's own verdict (here a
+        // sojourn below target) resets first_above_time but does not cancel the entry.
+        let mut c = after_entry_drop();
+        assert_eq!(c.on_dequeue(&ctx(100 * US, 100_000), 5 * US), Verdict::Pass);
+        assert!(c.state.dropping && c.state.first_above_time == 0);
+        // A marking CoDel sends the marked packet: the next one, even at the same instant, is judged afresh.
+        let mut m = codel(Mode::Ecn);
+        m.on_dequeue(&ctx(0, 100_000), 50 * US);
+        assert_eq!(m.on_dequeue(&ctx(100 * US, 100_000), 50 * US), Verdict::Mark);
+        assert_eq!(m.on_dequeue(&ctx(100 * US, 100_000), 5 * US), Verdict::Pass);
+        assert!(!m.state.dropping);
+    }
+
+    #[test]
+    fn a_drop_that_empties_the_queue_ends_the_dropping_state() {
+        // The entry drop and an in-loop drop, each the queue's last packet (the port calls `on_empty`).
+        let mut c = after_entry_drop();
+        Hooks::on_empty(&mut c, 100 * US);
+        assert!(!c.state.dropping && c.state.first_above_time == 0);
+        let mut c = after_entry_drop();
+        c.on_dequeue(&ctx(100 * US, 100_000), 50 * US);
+        assert_eq!(c.on_dequeue(&ctx(400 * US, 100_000), 50 * US), Verdict::Drop);
+        Hooks::on_empty(&mut c, 400 * US);
+        assert!(!c.state.dropping && c.state.first_above_time == 0);
+        // A packet sent (marked or not) as the last one leaves the state to the next dequeue.
+        let mut m = marking();
+        Hooks::on_empty(&mut m, 290 * US);
+        assert!(m.state.dropping && m.state.first_above_time != 0);
+        let mut c = after_entry_drop();
+        c.on_dequeue(&ctx(100 * US, 100_000), 50 * US);
+        Hooks::on_empty(&mut c, 100 * US);
         assert!(c.state.dropping);
+    }
+
+    #[test]
+    fn re_entry_resumes_the_count_only_within_sixteen_intervals() {
+        let mut c = marking();
+        assert_eq!(c.on_dequeue(&ctx(330 * US, 100_000), 50 * US), Verdict::Mark);
+        assert_eq!(c.on_dequeue(&ctx(340 * US, 100_000), 5 * US), Verdict::Pass);
+        assert!(!c.state.dropping);
+        // count 4, lastcount 1: a re-entry soon after resumes at count 4 − 1 = 3 (RFC 8289 §5.5).
+        assert_eq!((c.state.count, c.state.lastcount), (4, 1));
+        let left = c.state.drop_next;
+        let reenter = |gap: Time| {
+            let mut r = c;
+            let at = left + gap;
+            r.on_dequeue(&ctx(at - 100 * US, 100_000), 50 * US);
+            assert_eq!(r.on_dequeue(&ctx(at, 100_000), 50 * US), Verdict::Mark);
+            r.state.count
+        };
+        assert_eq!(reenter(16 * 100 * US - 1), 3);
+        assert_eq!(reenter(16 * 100 * US), 1);
+    }
+
+    #[test]
+    fn an_empty_queue_ends_the_dropping_state() {
+        let mut c = marking();
         // Through the hook the port calls when it finds the queue empty.
         Hooks::on_idle(&mut c);
         assert!(!c.state.dropping && c.state.first_above_time == 0);
@@ -288,11 +367,7 @@ mod tests {
 
     #[test]
     fn below_target_resets() {
-        let mut c = codel(Mode::Ecn);
-        for k in 0..30u64 {
-            c.on_dequeue(&ctx(k * 10 * US, 100_000), 50 * US);
-        }
-        assert!(c.state.dropping);
+        let mut c = marking();
         // A sojourn of exactly the target is not below it (RFC 8289: `sojourn_time < TARGET` resets).
         c.on_dequeue(&ctx(300 * US, 100_000), 10 * US);
         assert!(c.state.dropping && c.state.first_above_time != 0);
