@@ -357,6 +357,21 @@ mod tests {
     }
 
     #[test]
+    fn each_scaling_band_starts_at_its_lower_bound() {
+        // RFC 8033 §4.2: `if (drop_prob_ < 0.000001) p /= 2048` and so on — strict, so a p of exactly a
+        // band's bound takes the next band's divisor. A steady 1 ms above target: Δ = α · 1e-3 = 1.25e-4.
+        for (p0, div) in [(1e-6, 512.0), (1e-5, 128.0), (1e-4, 32.0), (1e-3, 8.0), (1e-2, 2.0), (0.1, 1.0)] {
+            let mut a = pie(Mode::Ecn);
+            a.state.p = p0;
+            a.state.qdelay = 1020 * US;
+            a.state.qdelay_old = 1020 * US;
+            a.update();
+            let want = p0 + 1.25e-4 / div;
+            assert!((a.state.p - want).abs() <= 1e-12 * want, "p = {p0}: {} vs {want}", a.state.p);
+        }
+    }
+
+    #[test]
     fn idle_queue_decays_p_and_cap_at_high_p() {
         let mut a = pie(Mode::Ecn);
         a.state.p = 0.5;
