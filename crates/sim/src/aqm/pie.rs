@@ -404,6 +404,15 @@ mod tests {
         a.advance(1_000_000 * US);
         assert_eq!(a.state.p, 0.0);
         assert_eq!(a.stats.updates, 1_000_000 / 20);
+        // The jump lands on the first update after `now` (the one at exactly 1 s ran).
+        assert_eq!(a.state.next_update, 1_000_020 * US);
+        // Not a fixed point while the previous sample was high: that update spends the allowance and, with
+        // the old sample at or above target/2, does not refill it.
+        let mut c = pie(Mode::Ecn);
+        c.state.burst_allowance = 0;
+        (c.state.qdelay, c.state.qdelay_old) = (0, 30 * US);
+        c.advance(20 * US);
+        assert_eq!((c.stats.updates, c.state.p, c.state.burst_allowance), (1, 0.0, 0));
     }
 
     #[test]
@@ -453,6 +462,12 @@ mod tests {
         a.state.p = 0.01;
         a.update();
         assert_eq!(a.state.burst_allowance, 180 * US, "p > 0: only spent");
+        // Below target/2 is strict: a sample of exactly 10 µs, now or the one before, does not refill.
+        for (q, q_old) in [(10 * US, 5 * US), (5 * US, 10 * US)] {
+            (a.state.p, a.state.qdelay, a.state.qdelay_old, a.state.burst_allowance) = (0.0, q, q_old, 0);
+            a.update();
+            assert_eq!(a.state.burst_allowance, 0, "samples {q} and {q_old} ps");
+        }
     }
 
     #[test]
