@@ -499,6 +499,42 @@ mod tests {
     }
 
     #[test]
+    fn each_arrival_is_dropped_with_probability_p_and_draws_only_when_p_is_strictly_between_0_and_1() {
+        let mut a = pie(Mode::Drop);
+        a.state.burst_allowance = 0;
+        a.state.next_update = u64::MAX;
+        a.state.qdelay_old = 100 * US;
+        // p = 5 %: 20,000 arrivals drop 1,000 ± 31 (one σ); ± 130 is over four σ.
+        a.state.p = 0.05;
+        let mut rng = rng::stream(7, "pie", 4);
+        let drops = (0..20_000).filter(|&t| a.on_enqueue(&ctx(t, 100_000), &mut rng) == Verdict::Drop).count();
+        assert!((870..=1130).contains(&drops), "{drops}");
+        // At p = 0 and p = 1 the verdict is certain: no draw, so the switch's stream is left as it was.
+        for (p, want) in [(0.0, Verdict::Pass), (1.0, Verdict::Drop)] {
+            a.state.p = p;
+            let (mut used, mut fresh) = (rng::stream(7, "pie", 5), rng::stream(7, "pie", 5));
+            assert_eq!(a.on_enqueue(&ctx(0, 100_000), &mut used), want);
+            assert_eq!(rng::unit(&mut used), rng::unit(&mut fresh), "p = {p} drew a number");
+        }
+    }
+
+    #[test]
+    fn the_low_delay_safeguard_is_strict_in_delay_and_in_p() {
+        // RFC 8033 §4.1: `qdelay_old < QDELAY_REF/2 && drop_prob < 0.2` lets a packet through. At exactly
+        // target/2, or at exactly p = 20 %, it does not: the packet is drawn like any other (about one in
+        // five dropped).
+        let mut rng = rng::stream(7, "pie", 6);
+        for (q_old, p) in [(10 * US, 0.19), (9 * US, 0.2)] {
+            let mut a = pie(Mode::Drop);
+            a.state.burst_allowance = 0;
+            a.state.next_update = u64::MAX;
+            (a.state.qdelay_old, a.state.p) = (q_old, p);
+            let drops = (0..1000).filter(|&t| a.on_enqueue(&ctx(t, 100_000), &mut rng) == Verdict::Drop).count();
+            assert!(drops > 100, "qdelay_old {q_old} ps, p {p}: {drops}");
+        }
+    }
+
+    #[test]
     fn ecn_mode_drops_above_mark_ecnth() {
         let mut rng = rng::stream(7, "pie", 2);
         let mut a = pie(Mode::Ecn);
