@@ -208,8 +208,10 @@ impl Config for Cfg {
     type Algo = Codel;
 
     fn validate(&self, field: &str, _mtu: u64) -> Result<(), ConfigError> {
-        if self.target.0 == 0 || self.interval.0 == 0 {
-            return Err(ConfigError::new(format!("{field}.interval"), "target and interval must be greater than zero"));
+        for (key, d) in [("target", self.target), ("interval", self.interval)] {
+            if d.0 == 0 {
+                return Err(ConfigError::new(format!("{field}.{key}"), "must be greater than zero, e.g. \"100us\""));
+            }
         }
         Ok(())
     }
@@ -363,6 +365,23 @@ mod tests {
         // Through the hook the port calls when it finds the queue empty.
         Hooks::on_idle(&mut c);
         assert!(!c.state.dropping && c.state.first_above_time == 0);
+    }
+
+    #[test]
+    fn keys_are_checked_and_reach_the_algorithm() {
+        let cfg = |t: &str| toml::from_str::<Cfg>(t).unwrap();
+        for (text, key) in [("target = \"0us\"\ninterval = \"100us\"", "target"), ("target = \"5us\"\ninterval = \"0us\"", "interval")] {
+            assert_eq!(cfg(text).validate("switch.aqm", 1500).unwrap_err().field, format!("switch.aqm.{key}"));
+        }
+        let ecn = cfg("target = \"5us\"\ninterval = \"100us\"");
+        assert!(ecn.validate("switch.aqm", 1500).is_ok());
+        let p = ecn.build(1500).params;
+        assert_eq!((p.target, p.interval, p.mode), (5 * US, 100 * US, Mode::Ecn));
+        // Drop-capable: what it cannot mark is dropped unless `non_ect` says otherwise; only drop mode drops
+        // ECT packets (a lossless queue refuses such an AQM).
+        assert_eq!((ecn.non_ect(), ecn.drops()), (NonEct::Drop, false));
+        let drop = cfg("target = \"5us\"\ninterval = \"100us\"\nmode = \"drop\"\nnon_ect = \"pass\"");
+        assert_eq!((drop.build(1500).params.mode, drop.non_ect(), drop.drops()), (Mode::Drop, NonEct::Pass, true));
     }
 
     #[test]

@@ -295,7 +295,8 @@ mod tests {
         assert!(toml::from_str::<Cfg>("interval = \"1ms\"").is_err());
         assert!(toml::from_str::<Cfg>("target = 20").is_err());
         let c: Cfg = toml::from_str("mode = \"drop\"").unwrap();
-        assert_eq!((c.build(1500).params.mode, c.non_ect()), (Mode::Drop, NonEct::Drop));
+        assert_eq!((c.build(1500).params.mode, c.non_ect(), c.drops()), (Mode::Drop, NonEct::Drop, true));
+        assert!(!toml::from_str::<Cfg>("mode = \"ecn\"").unwrap().drops());
     }
 
     #[test]
