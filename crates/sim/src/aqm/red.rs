@@ -195,6 +195,25 @@ mod tests {
         assert!((f - 0.25).abs() < 0.01, "{f}");
     }
     #[test]
+    fn the_average_is_an_ewma_decayed_over_idle_time_by_the_packets_the_link_could_have_sent() {
+        let mut r = Red::new(Params { kmin: 1 << 20, kmax: 1 << 21, pmax: 1.0, weight: Some(0.25), at_dequeue: false });
+        let mut rng = crate::rng::stream(3, "red", 1);
+        let at = |now: Time, q: u64| QueueCtx { now, ..ctx(q) };
+        r.on_enqueue(&at(0, 8000), &mut rng); // 0.25 · 8000
+        r.on_enqueue(&at(0, 4000), &mut rng); // 0.75 · 2000 + 0.25 · 4000
+        assert_eq!(r.state.avg, 2500.0);
+        // Empty at 10 µs, the next arrival at 22 µs: 12 µs idle is m = 10 packet times (1500 B at 10 Gb/s
+        // takes 1.2 µs), so avg ← 2500 · 0.75¹⁰, then the arrival's own step with q = 0.
+        r.on_empty(10 * crate::units::US);
+        r.on_enqueue(&at(22 * crate::units::US, 0), &mut rng);
+        let want = 2500.0 * 0.75f64.powi(11);
+        assert!((r.state.avg - want).abs() <= 1e-12 * want, "{} vs {want}", r.state.avg);
+        // The idle period is used once.
+        r.on_enqueue(&at(30 * crate::units::US, 0), &mut rng);
+        assert!((r.state.avg - want * 0.75).abs() <= 1e-12 * want);
+    }
+
+    #[test]
     fn average_follows_slowly() {
         let mut r = Red::new(Params { kmin: 1000, kmax: 2000, pmax: 1.0, weight: Some(0.002), at_dequeue: false });
         let mut rng = crate::rng::stream(3, "red", 0);
