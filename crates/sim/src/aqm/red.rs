@@ -214,6 +214,25 @@ mod tests {
     }
 
     #[test]
+    fn marks_where_the_config_says_and_draws_only_where_the_curve_is_strictly_between_0_and_1() {
+        let mut rng = crate::rng::stream(3, "red", 2);
+        for at_dequeue in [false, true] {
+            let mut r = Red::new(Params { kmin: 100, kmax: 300, pmax: 0.2, weight: None, at_dequeue });
+            // Above Kmax every packet is marked, at the chosen end only.
+            let (enq, deq) = (r.on_enqueue(&ctx(1000), &mut rng), Hooks::on_dequeue(&mut r, &ctx(1000), 0, &mut rng));
+            let want = if at_dequeue { (Verdict::Pass, Verdict::Mark) } else { (Verdict::Mark, Verdict::Pass) };
+            assert_eq!((enq, deq), want, "at_dequeue = {at_dequeue}");
+        }
+        // At Kmin (p = 0) and above Kmax (p = 1) the verdict is certain: the switch's stream is untouched.
+        let mut r = Red::new(Params { kmin: 100, kmax: 300, pmax: 0.2, weight: None, at_dequeue: false });
+        for (q, want) in [(100, Verdict::Pass), (301, Verdict::Mark)] {
+            let (mut used, mut fresh) = (crate::rng::stream(3, "red", 3), crate::rng::stream(3, "red", 3));
+            assert_eq!(r.on_enqueue(&ctx(q), &mut used), want);
+            assert_eq!(crate::rng::unit(&mut used), crate::rng::unit(&mut fresh), "q = {q} drew a number");
+        }
+    }
+
+    #[test]
     fn average_follows_slowly() {
         let mut r = Red::new(Params { kmin: 1000, kmax: 2000, pmax: 1.0, weight: Some(0.002), at_dequeue: false });
         let mut rng = crate::rng::stream(3, "red", 0);
