@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(r.state.avg, 2500.0);
         // Empty at 10 µs, the next arrival at 22 µs: 12 µs idle is m = 10 packet times (1500 B at 10 Gb/s
         // takes 1.2 µs), so avg ← 2500 · 0.75¹⁰, then the arrival's own step with q = 0.
-        r.on_empty(10 * crate::units::US);
+        Hooks::on_empty(&mut r, 10 * crate::units::US);
         r.on_enqueue(&at(22 * crate::units::US, 0), &mut rng);
         let want = 2500.0 * 0.75f64.powi(11);
         assert!((r.state.avg - want).abs() <= 1e-12 * want, "{} vs {want}", r.state.avg);
@@ -230,6 +230,34 @@ mod tests {
             assert_eq!(r.on_enqueue(&ctx(q), &mut used), want);
             assert_eq!(crate::rng::unit(&mut used), crate::rng::unit(&mut fresh), "q = {q} drew a number");
         }
+    }
+
+    #[test]
+    fn keys_are_checked_and_reach_the_algorithm() {
+        let cfg = |t: &str| toml::from_str::<Cfg>(&format!("kmin = \"10KB\"\npmax = 0.5\n{t}")).unwrap();
+        let field = |t: &str| cfg(t).validate("switch.aqm", 1500).err().map(|e| e.field);
+        let bad = |k: &str| Some(format!("switch.aqm.{k}"));
+        // kmin ≤ kmax (equal is a step), both finite.
+        assert_eq!(field("kmax = \"10KB\""), None);
+        assert_eq!(field("kmax = \"9KB\""), bad("kmax"));
+        assert_eq!(field("kmax = \"inf\""), bad("kmax"));
+        let inf_kmin: Cfg = toml::from_str("kmin = \"inf\"\nkmax = \"10KB\"\npmax = 0.5").unwrap();
+        assert!(inf_kmin.validate("switch.aqm", 1500).is_err());
+        // pmax in [0, 1]; the EWMA weight in (0, 1].
+        for (t, ok) in [("pmax = 1.0", true), ("pmax = 1.01", false), ("pmax = -0.01", false)] {
+            let c: Cfg = toml::from_str(&format!("kmin = \"10KB\"\nkmax = \"20KB\"\n{t}")).unwrap();
+            assert_eq!(c.validate("switch.aqm", 1500).is_ok(), ok, "{t}");
+        }
+        for (w, ok) in [("1.0", true), ("0.002", true), ("0.0", false), ("1.01", false), ("-0.5", false)] {
+            let t = format!("kmax = \"20KB\"\naverage = {w}");
+            assert_eq!(field(&t), if ok { None } else { bad("average") }, "average = {w}");
+        }
+        let c = cfg("kmax = \"20pkt\"\naverage = 0.25\nmark_at = \"dequeue\"");
+        let p = c.build(1500).params;
+        assert_eq!((p.kmin, p.kmax, p.pmax, p.weight, p.at_dequeue), (10_000, 30_000, 0.5, Some(0.25), true));
+        assert_eq!(c.non_ect(), NonEct::Drop);
+        let p = cfg("kmax = \"20KB\"").build(1500).params;
+        assert_eq!((p.weight, p.at_dequeue), (None, false));
     }
 
     #[test]
