@@ -463,11 +463,12 @@ mod tests {
         a.state.p = 0.01;
         a.update();
         assert_eq!(a.state.burst_allowance, 180 * US, "p > 0: only spent");
-        // Below target/2 is strict: a sample of exactly 10 µs, now or the one before, does not refill.
-        for (q, q_old) in [(10 * US, 5 * US), (5 * US, 10 * US)] {
+        // Below target/2 is strict: a sample of exactly 10 µs, now or the one before, does not refill (both
+        // pairs keep p at 0, so only the delay condition can refuse it).
+        for (q, q_old) in [(10 * US, 19 * US / 2), (5 * US, 10 * US)] {
             (a.state.p, a.state.qdelay, a.state.qdelay_old, a.state.burst_allowance) = (0.0, q, q_old, 0);
             a.update();
-            assert_eq!(a.state.burst_allowance, 0, "samples {q} and {q_old} ps");
+            assert_eq!((a.state.p, a.state.burst_allowance), (0.0, 0), "samples {q} and {q_old} ps");
         }
     }
 
