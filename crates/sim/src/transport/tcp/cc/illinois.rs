@@ -328,6 +328,12 @@ mod tests {
         w.ssthresh = 5000.0;
         i.increase(&mut w, &ack(1000, 0));
         assert_eq!(w.cwnd, 5200.0);
+        // At cwnd = ssthresh it is Illinois' own α that grows the window, not Reno's 1 (α_max = 10 at the start).
+        let mut j = Illinois::new(Cfg::default(), 0);
+        let mut w = win(5.0);
+        w.ssthresh = 5000.0;
+        j.increase(&mut w, &ack(1000, 0));
+        assert_eq!(w.cwnd, 5000.0 + 10.0 * 1e6 / 5000.0);
     }
 
     #[test]
