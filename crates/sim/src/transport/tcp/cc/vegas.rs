@@ -160,6 +160,19 @@ mod tests {
     }
 
     #[test]
+    fn between_rtt_points_slow_start_grows_per_ack_and_congestion_avoidance_holds() {
+        let a = AckInfo { now: 0, acked: 1000, marked: 0, ece: false, rtt: Rtt { latest: 0, srtt: 0, min: 0 } };
+        let mut v = Vegas::new(Cfg::default(), 1_000_000);
+        // snd_una has not passed the RTT's end: below ssthresh one MSS per ACK, at ssthresh nothing.
+        let mut w = win(4.0, 10_000.0);
+        v.increase(&mut w, &a);
+        assert_eq!(w.cwnd, 5000.0);
+        let mut w = win(10.0, 10_000.0);
+        v.increase(&mut w, &a);
+        assert_eq!(w.cwnd, 10_000.0);
+    }
+
+    #[test]
     fn diff_is_the_queue_the_flow_keeps() {
         // 20 segments, baseRTT 100 µs, rtt 125 µs: 20·25/125 = 4 segments (Linux's ·/baseRTT form gives 5).
         assert_eq!(diff(20.0, 100 * US, 125 * US), 4.0);
