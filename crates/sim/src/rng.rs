@@ -39,3 +39,26 @@ pub fn unit(rng: &mut Rng) -> f64 {
     use rand::RngCore;
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
+
+/// Test helper: run `f` on a stream and assert that it drew nothing from it (a draw that decides nothing
+/// would shift every later decision of the seed); returns what `f` returned.
+#[cfg(test)]
+pub(crate) fn without_draw<T>(what: &str, f: impl FnOnce(&mut Rng) -> T) -> T {
+    let mut rng = stream(0, "untouched", 0);
+    let before = rng.clone();
+    let out = f(&mut rng);
+    assert!(rng == before, "{what} drew a random number");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_draw_catches_a_draw() {
+        assert_eq!(without_draw("nothing", |_| 3), 3);
+        let caught = std::panic::catch_unwind(|| without_draw("a draw", |r| unit(r)));
+        assert!(caught.is_err());
+    }
+}

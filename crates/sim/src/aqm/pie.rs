@@ -279,6 +279,16 @@ mod tests {
         cfg.build(1500)
     }
 
+    /// A PIE that judges each arrival on `p` alone: no burst allowance left, no update due, and the last
+    /// delay sample `qdelay_old` (which the low-delay safeguard reads).
+    fn drawing(mode: Mode, qdelay_old: Time, p: f64) -> Pie {
+        let mut a = pie(mode);
+        a.state.burst_allowance = 0;
+        a.state.next_update = u64::MAX;
+        (a.state.qdelay_old, a.state.p) = (qdelay_old, p);
+        a
+    }
+
     #[test]
     fn defaults() {
         let p = pie(Mode::Ecn).params;
@@ -475,13 +485,9 @@ mod tests {
     #[test]
     fn safeguards_pass_at_low_delay_with_small_p_and_at_a_short_queue() {
         let mut rng = rng::stream(7, "pie", 1);
-        let mut a = pie(Mode::Drop);
-        a.state.burst_allowance = 0;
-        a.state.next_update = u64::MAX;
         // qdelay_old below target/2 (10 µs) with p < 20 %: never dropped, though p = 0.19.
-        a.state.qdelay_old = 9 * US;
+        let mut a = drawing(Mode::Drop, 9 * US, 0.19);
         a.state.qdelay = 9 * US;
-        a.state.p = 0.19;
         for t in 0..1000 {
             assert_eq!(a.on_enqueue(&ctx(t, 100_000), &mut rng), Verdict::Pass);
         }
@@ -502,21 +508,15 @@ mod tests {
 
     #[test]
     fn each_arrival_is_dropped_with_probability_p_and_draws_only_when_p_is_strictly_between_0_and_1() {
-        let mut a = pie(Mode::Drop);
-        a.state.burst_allowance = 0;
-        a.state.next_update = u64::MAX;
-        a.state.qdelay_old = 100 * US;
         // p = 5 %: 20,000 arrivals drop 1,000 ± 31 (one σ); ± 130 is over four σ.
-        a.state.p = 0.05;
+        let mut a = drawing(Mode::Drop, 100 * US, 0.05);
         let mut rng = rng::stream(7, "pie", 4);
         let drops = (0..20_000).filter(|&t| a.on_enqueue(&ctx(t, 100_000), &mut rng) == Verdict::Drop).count();
         assert!((870..=1130).contains(&drops), "{drops}");
         // At p = 0 and p = 1 the verdict is certain: no draw, so the switch's stream is left as it was.
         for (p, want) in [(0.0, Verdict::Pass), (1.0, Verdict::Drop)] {
             a.state.p = p;
-            let (mut used, mut fresh) = (rng::stream(7, "pie", 5), rng::stream(7, "pie", 5));
-            assert_eq!(a.on_enqueue(&ctx(0, 100_000), &mut used), want);
-            assert_eq!(rng::unit(&mut used), rng::unit(&mut fresh), "p = {p} drew a number");
+            assert_eq!(rng::without_draw(&format!("p = {p}"), |r| a.on_enqueue(&ctx(0, 100_000), r)), want);
         }
     }
 
@@ -527,10 +527,7 @@ mod tests {
         // five dropped).
         let mut rng = rng::stream(7, "pie", 6);
         for (q_old, p) in [(10 * US, 0.19), (9 * US, 0.2)] {
-            let mut a = pie(Mode::Drop);
-            a.state.burst_allowance = 0;
-            a.state.next_update = u64::MAX;
-            (a.state.qdelay_old, a.state.p) = (q_old, p);
+            let mut a = drawing(Mode::Drop, q_old, p);
             let drops = (0..1000).filter(|&t| a.on_enqueue(&ctx(t, 100_000), &mut rng) == Verdict::Drop).count();
             assert!(drops > 100, "qdelay_old {q_old} ps, p {p}: {drops}");
         }
@@ -539,11 +536,7 @@ mod tests {
     #[test]
     fn ecn_mode_drops_above_mark_ecnth() {
         let mut rng = rng::stream(7, "pie", 2);
-        let mut a = pie(Mode::Ecn);
-        a.state.burst_allowance = 0;
-        a.state.next_update = u64::MAX;
-        a.state.qdelay_old = 100 * US;
-        a.state.p = 1.0;
+        let mut a = drawing(Mode::Ecn, 100 * US, 1.0);
         assert_eq!(a.on_enqueue(&ctx(0, 100_000), &mut rng), Verdict::Drop);
         a.state.p = 0.1 - 1e-9;
         let v: Vec<_> = (0..200).map(|t| a.on_enqueue(&ctx(t, 100_000), &mut rng)).collect();

@@ -226,9 +226,7 @@ mod tests {
         // At Kmin (p = 0) and above Kmax (p = 1) the verdict is certain: the switch's stream is untouched.
         let mut r = Red::new(Params { kmin: 100, kmax: 300, pmax: 0.2, weight: None, at_dequeue: false });
         for (q, want) in [(100, Verdict::Pass), (301, Verdict::Mark)] {
-            let (mut used, mut fresh) = (crate::rng::stream(3, "red", 3), crate::rng::stream(3, "red", 3));
-            assert_eq!(r.on_enqueue(&ctx(q), &mut used), want);
-            assert_eq!(crate::rng::unit(&mut used), crate::rng::unit(&mut fresh), "q = {q} drew a number");
+            assert_eq!(crate::rng::without_draw(&format!("q = {q}"), |rng| r.on_enqueue(&ctx(q), rng)), want);
         }
     }
 
