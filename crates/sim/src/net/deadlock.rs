@@ -93,3 +93,139 @@ impl Sim {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::net::packet::{Ecn, Packet, TcpOpt};
+    use crate::sim::{Ev, Sim};
+    use crate::units::US;
+
+    const TIMEOUT: u64 = 500 * US;
+    const NOW: u64 = 1_000 * US;
+
+    /// Five switches in a ring, a host on each, PFC on priority 0 with a 500 µs deadlock timeout, no
+    /// traffic, run idle to 1 ms: the tests set pauses and queue contents by hand.
+    fn ring() -> Sim {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let k = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("dcnlab-deadlock-ring-{}-{k}.toml", std::process::id()));
+        let mut links = vec![];
+        for i in 0..5 {
+            links.push(format!("{{ a = \"h{i}\", b = \"s{i}\", rate = \"10Gbps\", delay = \"1us\" }}"));
+            links.push(format!("{{ a = \"s{i}\", b = \"s{}\", rate = \"10Gbps\", delay = \"1us\" }}", (i + 1) % 5));
+        }
+        std::fs::write(&path, format!("hosts = 5\nswitches = 5\nlinks = [\n{}\n]\n", links.join(",\n"))).unwrap();
+        let text = format!(
+            "stop = {{ time = \"10ms\" }}\n[topology]\nkind = \"file\"\npath = \"{}\"\n[switch]\nbuffer = \"1MB\"\n\
+             pfc = {{ priorities = [0], deadlock_timeout = \"500us\" }}\n[host]\ntransport = {{ kind = \"tcp\", cc = \"reno\" }}\n",
+            path.display()
+        );
+        let mut s = Sim::from_toml(&text).unwrap();
+        std::fs::remove_file(&path).ok();
+        s.run_until(NOW);
+        assert_eq!(s.now(), NOW);
+        s
+    }
+
+    /// The global number of `node`'s port toward `peer`.
+    fn port(s: &Sim, node: &str, peer: &str) -> u32 {
+        s.net.port_of(&s.rec.meta.node_names, node, s.port_to(node, peer).unwrap()).unwrap()
+    }
+
+    /// Port `p` paused on priority 0 since t = 0 (stuck at 1 ms), holding a packet that came in to its
+    /// switch by local port `in_port`.
+    fn stick(s: &mut Sim, p: u32, in_port: u16) {
+        let id = s.arena.alloc(Packet {
+            conn: 0,
+            flow: 0,
+            seq: 0,
+            ack: 0,
+            ts: 0,
+            enq: 0,
+            src: 0,
+            dst: 0,
+            hash: 0,
+            size: 1500,
+            payload: 1460,
+            win: 0,
+            flags: 0,
+            ecn: Ecn::NotEct,
+            prio: 0,
+            in_port,
+            opt: TcpOpt::None,
+        });
+        let port = &mut s.net.ports[p as usize];
+        port.paused |= 1;
+        port.fc.paused_since[0] = 0;
+        port.queues[0].fifo.push_back(id);
+    }
+
+    /// The clockwise ring port of `s{i}` and the local numbers, at its switch, of the ports that lead in
+    /// from the host and from the switch before it.
+    fn clockwise(s: &Sim, i: u32) -> (u32, u16, u16) {
+        let (me, prev) = (format!("s{i}"), format!("s{}", (i + 4) % 5));
+        (port(s, &me, &format!("s{}", (i + 1) % 5)), s.port_to(&me, &format!("h{i}")).unwrap() as u16, s.port_to(&me, &prev).unwrap() as u16)
+    }
+
+    #[test]
+    fn a_cycle_needs_each_queue_to_hold_packets_from_the_port_before() {
+        // Every clockwise port stuck, but holding only its own host's packets: nothing waits on the port
+        // before, so there is no cycle.
+        let mut s = ring();
+        for i in 0..5 {
+            let (p, from_host, _) = clockwise(&s, i);
+            stick(&mut s, p, from_host);
+        }
+        let first = clockwise(&s, 0).0;
+        assert_eq!(s.cycle_from(first, 0, NOW, TIMEOUT), None);
+        // With a packet from the switch before in each, the five ports are a cycle, found in ring order.
+        for i in 0..5 {
+            let (p, _, from_ring) = clockwise(&s, i);
+            s.net.ports[p as usize].queues[0].fifo.clear();
+            stick(&mut s, p, from_ring);
+        }
+        let want: Vec<u32> = (0..5).map(|i| clockwise(&s, i).0).collect();
+        assert_eq!(s.cycle_from(first, 0, NOW, TIMEOUT), Some(want));
+        // Not before the timeout has run since each pause began.
+        assert_eq!(s.cycle_from(first, 0, TIMEOUT - 1, TIMEOUT), None);
+    }
+
+    #[test]
+    fn a_lone_stuck_port_is_no_cycle_whatever_its_number() {
+        // Only the ports of the node a link enters are followed: a stuck port holding packets from the
+        // right local port number but on another node (here: itself) does not continue the search.
+        let base = ring();
+        for p in 0..base.net.ports.len() as u32 {
+            if !matches!(base.net.ports[p as usize].owner, crate::net::Owner::Switch(_)) {
+                continue;
+            }
+            let mut s = ring();
+            let in_local = s.net.ports[s.net.ports[p as usize].rev as usize].local as u16;
+            stick(&mut s, p, in_local);
+            assert_eq!(s.cycle_from(p, 0, NOW, TIMEOUT), None, "port {p}");
+        }
+    }
+
+    #[test]
+    fn a_stuck_port_without_a_cycle_is_checked_again_one_timeout_later() {
+        let mut s = ring();
+        let (p, _, from_ring) = clockwise(&s, 0);
+        stick(&mut s, p, from_ring);
+        let checks = |s: &Sim| -> Vec<u64> {
+            s.eng.pending().filter(|(_, e)| matches!(e, Ev::DeadlockCheck { .. })).map(|(t, _)| t).collect()
+        };
+        let before = checks(&s);
+        s.deadlock_check(p, 0);
+        assert!(s.failure().is_none());
+        let mut after = checks(&s);
+        for t in before {
+            after.remove(after.iter().position(|&x| x == t).unwrap());
+        }
+        assert_eq!(after, vec![NOW + TIMEOUT]);
+        // A port no longer paused is not checked again.
+        s.net.ports[p as usize].paused = 0;
+        let n = checks(&s).len();
+        s.deadlock_check(p, 0);
+        assert_eq!(checks(&s).len(), n);
+    }
+}
