@@ -196,6 +196,11 @@ fn feedback_that_would_pass_the_mtu_goes_in_a_separate_ack_the_sender_consumes()
     assert_eq!(s.ingress(2, 0, &mut fb, &mut out), Action::Consume);
     assert_eq!(snd(&s).dupacks, 0);
     assert_eq!((snd(&s).fb_total, snd(&s).acked), (MSS as u32, MSS));
+    // Its CE bytes count toward α like any ACK's.
+    let mut fb2 = fb;
+    fb2.opt = TcpOpt::AcdcFeedback { total: 3 * MSS as u32, ce: MSS as u32 };
+    assert_eq!(s.ingress(3, 0, &mut fb2, &mut out), Action::Consume);
+    assert_eq!((snd(&s).acked, snd(&s).ce_acked), (3 * MSS, MSS));
 }
 
 #[test]
@@ -290,6 +295,20 @@ fn three_duplicate_acks_halve_the_window_and_a_resend_without_them_is_a_timeout(
     a.egress(4, 0, &mut data(0), &mut out);
     a.ingress(4, 0, &mut ack(0, MSS as u32, 0), &mut out);
     assert_eq!((snd(&a).cwnd, a.stats.timeouts, a.stats.loss_cuts), (7300.0, 0, 1));
+    // Recovery lasts until everything sent before the cut is acknowledged: three duplicates of a partial
+    // ACK are no second cut; after an ACK of `recover` three more are.
+    a.ingress(5, 0, &mut ack(5 * MSS, 6 * MSS as u32, 0), &mut out);
+    for _ in 0..3 {
+        a.ingress(5, 0, &mut ack(5 * MSS, 6 * MSS as u32, 0), &mut out);
+    }
+    assert_eq!((snd(&a).in_recovery, a.stats.loss_cuts), (true, 1));
+    a.ingress(6, 0, &mut ack(10 * MSS, 10 * MSS as u32, 0), &mut out);
+    assert!(!snd(&a).in_recovery);
+    a.egress(6, 0, &mut data(10 * MSS), &mut out);
+    for _ in 0..3 {
+        a.ingress(7, 0, &mut ack(10 * MSS, 10 * MSS as u32, 0), &mut out);
+    }
+    assert_eq!((snd(&a).in_recovery, a.stats.loss_cuts), (true, 2));
     // Two duplicates only, then the guest resends snd_una: its RTO fired.
     let mut b = sending("", 0, 10);
     for _ in 0..2 {
