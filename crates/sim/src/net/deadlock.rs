@@ -96,7 +96,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::net::packet::{Ecn, Packet, TcpOpt};
+    use crate::net::packet::Packet;
     use crate::sim::{Ev, Sim};
     use crate::units::US;
 
@@ -135,25 +135,7 @@ mod tests {
     /// Port `p` paused on priority 0 since t = 0 (stuck at 1 ms), holding a packet that came in to its
     /// switch by local port `in_port`.
     fn stick(s: &mut Sim, p: u32, in_port: u16) {
-        let id = s.arena.alloc(Packet {
-            conn: 0,
-            flow: 0,
-            seq: 0,
-            ack: 0,
-            ts: 0,
-            enq: 0,
-            src: 0,
-            dst: 0,
-            hash: 0,
-            size: 1500,
-            payload: 1460,
-            win: 0,
-            flags: 0,
-            ecn: Ecn::NotEct,
-            prio: 0,
-            in_port,
-            opt: TcpOpt::None,
-        });
+        let id = s.arena.alloc(Packet { in_port, ..Packet::blank() });
         let port = &mut s.net.ports[p as usize];
         port.paused |= 1;
         port.fc.paused_since[0] = 0;

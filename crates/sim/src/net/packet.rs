@@ -113,6 +113,31 @@ impl Packet {
     pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
     }
+
+    /// Test helper: a full-size data packet of flow 0 from host 0 to host 1, Not-ECT, priority 0, every
+    /// other field 0 — for `Packet { field, ..Packet::blank() }`.
+    #[cfg(test)]
+    pub(crate) fn blank() -> Packet {
+        Packet {
+            conn: 0,
+            flow: 0,
+            seq: 0,
+            ack: 0,
+            ts: 0,
+            enq: 0,
+            src: 0,
+            dst: 1,
+            hash: 0,
+            size: 1500,
+            payload: 1460,
+            win: 0,
+            flags: flags::DATA,
+            ecn: Ecn::NotEct,
+            prio: 0,
+            in_port: 0,
+            opt: TcpOpt::None,
+        }
+    }
 }
 
 /// Slab of packets with a free list; ids stay valid until freed.

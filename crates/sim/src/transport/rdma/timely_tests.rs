@@ -13,25 +13,7 @@ const G40: u64 = 40_000_000_000;
 
 /// A data packet of flow 0 from host 0 to 1.
 fn data_packet() -> Packet {
-    Packet {
-        conn: 0,
-        flow: 0,
-        seq: 0,
-        ack: 0,
-        ts: 0,
-        enq: 0,
-        src: 0,
-        dst: 1,
-        hash: 0,
-        size: 1500,
-        payload: 1456,
-        win: 0,
-        flags: flags::DATA,
-        ecn: Ecn::Ect,
-        prio: 0,
-        in_port: 0,
-        opt: Default::default(),
-    }
+    Packet { payload: 1456, ecn: Ecn::Ect, ..Packet::blank() }
 }
 
 fn resolved(toml_text: &str) -> RdmaParams {
