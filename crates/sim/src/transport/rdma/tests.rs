@@ -320,25 +320,8 @@ fn conn(size: u64, line: u64) -> Conn {
 }
 
 fn data(seq: u64, len: u32, ce: bool) -> Packet {
-    Packet {
-        conn: 0,
-        flow: 0,
-        seq,
-        ack: 0,
-        ts: 0,
-        enq: 0,
-        src: 0,
-        dst: 1,
-        hash: 0,
-        size: len + ROCE_HEADER_BYTES,
-        payload: len,
-        win: 0,
-        flags: flags::DATA,
-        ecn: if ce { Ecn::Ce } else { Ecn::Ect },
-        prio: 0,
-        in_port: 0,
-        opt: Default::default(),
-    }
+    let ecn = if ce { Ecn::Ce } else { Ecn::Ect };
+    Packet { seq, size: len + ROCE_HEADER_BYTES, payload: len, ecn, ..Packet::blank() }
 }
 
 fn ack(a: u64, f: u16) -> Packet {
