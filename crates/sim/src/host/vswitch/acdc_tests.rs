@@ -341,6 +341,7 @@ fn the_window_written_is_min_of_the_receivers_and_acdcs_rounded_up_in_the_receiv
         (0u8, u16::MAX, 14600u16 + 1460), // slow start: 11 MSS after the ACK
         (7, u16::MAX, 16060u64.div_ceil(128) as u16),
         (7, 100, 100), // never above what the receiver offered
+        (0, 16060, 16060), // the receiver's own value: left as it is, no rewrite counted
         (14, u16::MAX, 1), // ⌈16060 / 16384⌉
     ] {
         let mut a = sending("", ws, 10);
