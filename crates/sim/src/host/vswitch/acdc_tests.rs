@@ -151,6 +151,8 @@ fn the_receivers_acks_carry_its_counters_and_the_sender_strips_them() {
     assert_eq!(r.egress(1, 0, &mut a, &mut out), Action::Pass);
     assert_eq!(a.opt, TcpOpt::AcdcFeedback { total: 2 * MSS as u32, ce: MSS as u32 });
     assert_eq!(a.size, ACK_BYTES, "a bare ACK has room for 12 option bytes in its minimum frame");
+    // A bare ACK is no data: it stays Not-ECT and makes no sender state.
+    assert_eq!((a.ecn, a.flags & flags::ACDC_ECT, r.snd.len()), (Ecn::NotEct, 0, 0));
     assert!(out.inject.is_empty());
     assert_eq!(r.stats.feedback_options, 1);
     // An ACK of a flow the vSwitch does not receive gets nothing.
