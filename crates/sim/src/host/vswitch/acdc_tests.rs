@@ -165,6 +165,8 @@ fn the_receivers_acks_carry_its_counters_and_the_sender_strips_them() {
     assert_eq!(snd.ingress(2, 0, &mut a, &mut out), Action::Pass);
     assert_eq!(a.opt, TcpOpt::None);
     assert_eq!(a.size, ACK_BYTES);
+    // A bare ACK coming in is no data either: no receiver state at the sender's vSwitch.
+    assert!(snd.rcv.is_empty());
     // An ACK riding on data (both handlers take it) gets its data size back: payload and headers.
     let mut both = pkt(flags::ACK | flags::DATA, 0, 2 * MSS, 100);
     both.opt = TcpOpt::AcdcFeedback { total: 3 * MSS as u32, ce: MSS as u32 };
