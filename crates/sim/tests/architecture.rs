@@ -213,6 +213,7 @@ fn identity_vswitch_sees_every_packet_and_changes_nothing() {
     assert_eq!(seen.iter().map(|s| s.egress_packets).sum::<u64>(), c.sent_packets);
     assert_eq!(seen.iter().map(|s| s.egress_bytes).sum::<u64>(), c.sent_bytes);
     assert_eq!(seen.iter().map(|s| s.ingress_packets).sum::<u64>(), c.delivered_packets);
+    assert_eq!(seen.iter().map(|s| s.ingress_bytes).sum::<u64>(), c.delivered_bytes);
     assert!(c.holds());
     let e = Sim::from_toml(&mk("vswitch = { kind = \"acdcc\" }")).err().unwrap();
     assert_eq!(e.field, "host.vswitch.kind", "{e}");
