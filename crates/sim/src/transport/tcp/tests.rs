@@ -320,6 +320,11 @@ fn short_segments_wait_while_the_usable_window_is_below_half_the_largest_offered
     a.ack = 1200;
     c.on_ack(30, &a, &mut out);
     assert_eq!(lens(&mut out), vec![800]);
+    // A zero window with nothing in flight sends nothing: no zero-length segment (window probes are
+    // not modelled; no receiver here offers 0).
+    (a.ack, a.win) = (2000, 0);
+    c.on_ack(40, &a, &mut out);
+    assert_eq!(lens(&mut out), Vec::<u32>::new());
 }
 
 #[test]
