@@ -159,3 +159,18 @@ impl Sim {
         self.host_take(h, id);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn take_time_carries_the_remainder_so_the_rate_is_exact() {
+        // 1000 B at 3 Gb/s is 2 666 666.67 ps: whole picoseconds with the remainder carried, so three
+        // packets take exactly 8 µs (a carry dropped or subtracted would lose or skew the fractions).
+        let mut rx = RxPath { rate: 3_000_000_000, capacity: 0, xoff: 0, xon: 0, hosts: vec![Rx::default()] };
+        let t: Vec<Time> = (0..3).map(|_| rx.take_time(0, 1000)).collect();
+        assert_eq!(t, vec![2_666_666, 2_666_667, 2_666_667]);
+        assert_eq!(rx.hosts[0].carry, 0);
+    }
+}
