@@ -351,6 +351,27 @@ fn a_host_slower_than_its_link_pauses_the_switch_instead_of_dropping() {
 }
 
 #[test]
+fn a_slow_host_pauses_only_its_lossless_priority_and_refreshes_in_timer_mode() {
+    // The slow host above, with its flows in priority 1 of 2 (lossless) and timer-mode PFC: every PAUSE it
+    // sends is for priority 1, and while its buffer stays above XON it sends it again every half pause
+    // time (20 us at 10 Gbps: 391 quanta, refreshed every 10.0096 us).
+    let sw = "buffer = \"2MB\"\nqueues = 2\npfc = { priorities = [1], xoff = \"30KB\", mode = \"timer\", pause_time = \"20us\" }";
+    let traffic = incast(2, "2MB").replace("at = \"0us\"\n", "at = \"0us\"\npriority = 1\n");
+    let text = star(3, sw, &traffic, "{ all_flows_done = true, max_time = \"50ms\" }")
+        .replace("[host.transport]", "[host.nic]\nrx_rate = \"5Gbps\"\nrx_buffer = \"100KB\"\n[host.transport]");
+    let r = run_toml(&text).unwrap();
+    assert!(r.meta.failure.is_none(), "{:?}", r.meta.failure);
+    assert_eq!((r.meta.drops.total(), r.meta.flows_finished), (0, 2));
+    let h0 = r.meta.node_names.iter().position(|n| n == "h0").unwrap() as u32;
+    let mine: Vec<_> = r.pauses.iter().filter(|p| p.sent && p.node == h0).collect();
+    assert!(mine.len() > 2, "{}", mine.len());
+    assert!(mine.iter().all(|p| p.priority == 1), "a PAUSE for another priority");
+    let refreshes = mine.windows(2).filter(|w| w[0].pause && w[1].pause).inspect(|w| assert_eq!(w[1].time - w[0].time, 10_009_600)).count();
+    eprintln!("h0 sent {} frames, {refreshes} refreshes", mine.len());
+    assert!(refreshes > 0, "no PAUSE was refreshed");
+}
+
+#[test]
 fn a_ring_whose_pauses_are_short_is_not_a_deadlock() {
     // The same ring and traffic pattern with DCQCN keeping the queues near RED's 5–50 KB: PFC still
     // pauses now and then (XOFF 30 KB), every ring port holds packets that came from the one before, but
