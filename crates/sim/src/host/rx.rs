@@ -163,6 +163,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::Packet;
 
     #[test]
     fn take_time_carries_the_remainder_so_the_rate_is_exact() {
@@ -172,5 +173,22 @@ mod tests {
         let t: Vec<Time> = (0..3).map(|_| rx.take_time(0, 1000)).collect();
         assert_eq!(t, vec![2_666_666, 2_666_667, 2_666_667]);
         assert_eq!(rx.hosts[0].carry, 0);
+    }
+
+    #[test]
+    fn a_packet_that_fills_the_buffer_exactly_fits() {
+        // A 10 KB receive buffer (lossy: no PFC) that already holds 8 500 B takes a 1 500 B packet, not one
+        // byte more.
+        let text = "stop = { time = \"1ms\" }\n[topology]\nkind = \"star\"\nhosts = 2\nlink = { rate = \"10Gbps\", delay = \"1us\" }\n\
+                    [host.nic]\nrx_rate = \"5Gbps\"\nrx_buffer = \"10KB\"\n[host]\ntransport = { kind = \"tcp\", cc = \"reno\" }\n";
+        let mut s = Sim::from_toml(text).unwrap();
+        assert_eq!(s.hosts.rx.as_ref().unwrap().capacity, 10_000);
+        s.hosts.rx.as_mut().unwrap().hosts[0].bytes = 8_500;
+        let id = s.arena.alloc(Packet { size: 1_500, ..Packet::blank() });
+        s.rx_arrive(0, id);
+        assert_eq!((s.rec.meta.drops.nic_rx, s.hosts.rx.as_ref().unwrap().hosts[0].bytes), (0, 10_000));
+        let id = s.arena.alloc(Packet { size: 1, ..Packet::blank() });
+        s.rx_arrive(0, id);
+        assert_eq!(s.rec.meta.drops.nic_rx, 1);
     }
 }
