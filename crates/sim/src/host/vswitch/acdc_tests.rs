@@ -17,23 +17,14 @@ fn acdc(extra: &str) -> AcDc {
 
 fn pkt(flags: u16, seq: u64, ack: u64, payload: u32) -> Packet {
     Packet {
-        conn: 0,
         flow: 7,
         seq,
         ack,
-        ts: 0,
-        enq: 0,
-        src: 0,
-        dst: 1,
-        hash: 0,
         size: if payload == 0 { ACK_BYTES } else { payload + HEADER_BYTES },
         payload,
         win: u16::MAX,
         flags,
-        ecn: Ecn::NotEct,
-        prio: 0,
-        in_port: 0,
-        opt: TcpOpt::None,
+        ..Packet::blank()
     }
 }
 

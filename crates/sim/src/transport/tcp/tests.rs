@@ -26,23 +26,15 @@ fn params(cc: CcCfg, ecn: bool) -> TcpParams {
 
 fn ack(a: u64, ece: bool, ts: Time) -> Packet {
     Packet {
-        conn: 0,
-        flow: 0,
-        seq: 0,
         ack: a,
         ts,
-        enq: 0,
         src: 1,
         dst: 0,
-        hash: 0,
         size: 64,
         payload: 0,
         win: u16::MAX,
         flags: flags::ACK | if ece { flags::ECE } else { 0 },
-        ecn: Ecn::NotEct,
-        prio: 0,
-        in_port: 0,
-        opt: Default::default(),
+        ..Packet::blank()
     }
 }
 
