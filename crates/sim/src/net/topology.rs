@@ -246,3 +246,21 @@ impl Topo {
         Ok(())
     }
 }
+
+/// Each node's distance in links from the nearest host: hosts 0, the switches they attach to 1, and so on
+/// (`u32::MAX` where no host is reachable). D-mod-k routing and C-ACC's port groups take a switch's tier
+/// from it. `neighbours(n)` lists the nodes node `n` links to; nodes are the hosts, then the switches.
+pub fn host_distance<I: IntoIterator<Item = usize>>(n_nodes: usize, n_hosts: usize, neighbours: impl Fn(usize) -> I) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; n_nodes];
+    dist[..n_hosts].fill(0);
+    let mut q: VecDeque<usize> = (0..n_hosts).collect();
+    while let Some(n) = q.pop_front() {
+        for m in neighbours(n) {
+            if dist[m] == u32::MAX {
+                dist[m] = dist[n] + 1;
+                q.push_back(m);
+            }
+        }
+    }
+    dist
+}

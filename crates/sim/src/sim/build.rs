@@ -14,7 +14,7 @@ use crate::net::packet::Arena;
 use crate::net::port::{Port, Queue, Sched};
 use crate::net::pfc::{Pfc, SwitchPfc};
 use crate::net::switch::Switch;
-use crate::net::topology::{LinkSpec, Topo};
+use crate::net::topology::{host_distance, LinkSpec, Topo};
 use crate::net::{Net, Owner};
 use crate::records::{Recorder, Records};
 use crate::rng::{self, mix64};
@@ -257,17 +257,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
 /// one port are kept as they are.
 fn d_mod_k(routes: &mut [(u32, u32)], adj: &[Vec<u32>], n_hosts: u32) {
     let n_nodes = adj.len();
-    let mut tier = vec![u32::MAX; n_nodes];
-    let mut q: VecDeque<usize> = (0..n_hosts as usize).collect();
-    (0..n_hosts as usize).for_each(|h| tier[h] = 0);
-    while let Some(n) = q.pop_front() {
-        for &m in &adj[n] {
-            if tier[m as usize] == u32::MAX {
-                tier[m as usize] = tier[n] + 1;
-                q.push_back(m as usize);
-            }
-        }
-    }
+    let tier = host_distance(n_nodes, n_hosts as usize, |n| adj[n].iter().map(|&m| m as usize));
     // Hosts are tier 0 in `tier`, so a switch's own tier is tier − 1; order switches by it.
     let up = |s: usize| adj[s].iter().filter(|&&m| m >= n_hosts && tier[m as usize] > tier[s]).count() as u64;
     let mut order: Vec<usize> = (n_hosts as usize..n_nodes).filter(|&s| tier[s] != u32::MAX).collect();

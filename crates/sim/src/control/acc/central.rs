@@ -34,6 +34,7 @@ use super::{Acc, Cfg, HeadKind, Params, Training, FEATURES};
 use crate::aqm::Aqm;
 use crate::config::ConfigError;
 use crate::control::{Owned, Tick};
+use crate::net::topology::host_distance;
 use crate::net::{Net, Owner};
 use crate::rng::{self, Rng};
 use rand::RngCore;
@@ -65,30 +66,13 @@ impl Layout {
     /// Group the owned queues by their switch's tier and their port's direction.
     pub fn of(net: &Net, names: &[String], owned: &[Owned], p: &Params, field: &str) -> Result<Layout, ConfigError> {
         let ns = net.switches.len();
-        let ports_of = |s: usize| {
-            let (p0, np) = net.node_ports[net.n_hosts as usize + s];
-            p0 as usize..(p0 + np) as usize
-        };
-        // Breadth-first from the switches that touch a host.
-        let mut tier = vec![u32::MAX; ns];
-        let mut frontier: Vec<usize> = (0..ns).filter(|&s| ports_of(s).any(|k| matches!(net.ports[k].peer_owner, Owner::Host(_)))).collect();
-        frontier.iter().for_each(|&s| tier[s] = 0);
-        let mut t = 0;
-        while !frontier.is_empty() {
-            let mut next = Vec::new();
-            for &s in &frontier {
-                for k in ports_of(s) {
-                    if let Owner::Switch(o) = net.ports[k].peer_owner {
-                        if tier[o as usize] == u32::MAX {
-                            tier[o as usize] = t + 1;
-                            next.push(o as usize);
-                        }
-                    }
-                }
-            }
-            frontier = next;
-            t += 1;
-        }
+        let nh = net.n_hosts as usize;
+        let dist = host_distance(nh + ns, nh, |n| {
+            let (p0, np) = net.node_ports[n];
+            net.ports[p0 as usize..(p0 + np) as usize].iter().map(|p| p.peer as usize)
+        });
+        // A switch touching a host is at distance 1, tier 0.
+        let tier: Vec<u32> = dist[nh..].iter().map(|&d| if d == u32::MAX { d } else { d - 1 }).collect();
         let mut keys = Vec::with_capacity(owned.len());
         for o in owned {
             let port = &net.ports[o.port as usize];
