@@ -416,3 +416,37 @@ fn dynamic_xoff_is_alpha_times_the_free_shared_pool() {
     assert!(!pa && !pb && mine < x && mine + 1540 >= x, "{mine} B against XOFF {x} B");
     assert!(x > 50_000 && x < 140_000, "XOFF {x} B");
 }
+
+#[test]
+fn bytes_past_xoff_go_to_the_headroom_and_a_headroom_too_small_fails_the_run() {
+    // Two senders into one receiver: each ingress counter grows at 5 Gb/s. Once it passes the static
+    // XOFF, what is still in flight (the PAUSE takes a frame time and the 1 us wire) lands in the
+    // headroom, not in the shared pool — which has room for it, so only the region rule keeps it out.
+    let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"20KB\" }";
+    let flows = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"1MB\" }, { src = 2, dst = 0, size = \"1MB\", start = \"0.5us\" }]\n";
+    let text = star(3, sw, flows, "{ time = \"2ms\" }");
+    let r = run_toml(&text).unwrap();
+    assert!(r.meta.failure.is_none() && r.meta.drops.total() == 0);
+    let first = r.pauses.iter().find(|p| p.sent && p.pause).expect("a PAUSE");
+    let mut sim = Sim::from_toml(&text).unwrap();
+    let (mut top_bytes, mut top_hdrm, mut x) = (0, 0, 0);
+    for k in 0..40 {
+        sim.run_until(first.time + k * 100_000);
+        let ((b, h, _), xo) = sim.ingress_and_xoff("sw0", first.port, 0).unwrap();
+        (top_bytes, top_hdrm, x) = (top_bytes.max(b), top_hdrm.max(h), xo);
+    }
+    assert_eq!(x, 20_000);
+    assert!(top_hdrm > 0, "nothing reached the headroom");
+    assert!(top_bytes < x + 1540, "the counter passed XOFF by {} B", top_bytes - x);
+    // A headroom of two MTUs cannot hold what a 10 us wire has in flight: the run fails on the first
+    // lossless drop, naming the switch, port and priority, with that one drop counted.
+    let tight = text
+        .replace("xoff = \"20KB\" }", "xoff = \"20KB\", headroom = \"3KB\" }")
+        .replace("delay = \"1us\"", "delay = \"10us\"");
+    let r = run_toml(&tight).unwrap();
+    let msg = r.meta.failure.clone().expect("a lossless drop fails the run");
+    assert!(msg.contains("a lossless packet was dropped: sw0 port") && msg.contains("priority 0"), "{msg}");
+    assert!(msg.contains("of 3000 B headroom"), "{msg}");
+    assert_eq!(r.meta.drops.buffer, 1);
+    assert_eq!(r.meta.stop_reason, "failed");
+}
