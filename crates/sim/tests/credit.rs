@@ -268,3 +268,17 @@ proptest! {
         prop_assert!(r.meta.conservation.holds());
     }
 }
+
+#[test]
+fn a_dequeue_drop_in_a_credit_fabric_fails_the_run_naming_the_packets_priority() {
+    // Priority 2 on one-queue switches (VL 0): a controller switches CoDel to drop mode, and its first
+    // drop at dequeue fails the run, naming the packet's priority and the queue's counts.
+    let sw = "credit = { vl_buffer = \"64KB\" }\naqm = { kind = \"codel\", target = \"10us\", interval = \"100us\", non_ect = \"pass\" }\n\
+              controller = { kind = \"schedule\", changes = [{ at = \"1ms\", aqm = { kind = \"codel\", target = \"1us\", interval = \"20us\", mode = \"drop\" } }] }";
+    let flows = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"10MB\", priority = 2 }, { src = 2, dst = 0, size = \"10MB\", priority = 2 }]\n";
+    let text = common::star(3, sw, "kind = \"tcp\"\ncc = \"reno\"", flows, "{ time = \"5ms\" }");
+    let r = run_toml(&text).unwrap();
+    let msg = r.meta.failure.clone().expect("the drop fails the run");
+    assert!(msg.contains("a lossless packet was dropped at sw0 port 0 priority 2 (its AQM dropped it at dequeue; 1 drops,"), "{msg}");
+    assert_eq!(r.meta.drops.aqm, 1);
+}

@@ -450,3 +450,18 @@ fn bytes_past_xoff_go_to_the_headroom_and_a_headroom_too_small_fails_the_run() {
     assert_eq!(r.meta.drops.buffer, 1);
     assert_eq!(r.meta.stop_reason, "failed");
 }
+
+#[test]
+fn a_controller_that_makes_a_lossless_queue_drop_fails_the_run_at_its_first_drop() {
+    // Validation admits only marking AQMs on lossless queues; a controller can still switch one to drop
+    // Not-ECT packets (TCP Reno without ECN here). The first drop fails the run, naming where it was.
+    let sw = "buffer = \"1MB\"\naqm = { kind = \"red\", kmin = \"5KB\", kmax = \"50KB\", pmax = 0.1, non_ect = \"pass\" }\n\
+              pfc = { priorities = [0], xoff = \"200KB\" }\n\
+              controller = { kind = \"schedule\", changes = [{ at = \"1ms\", aqm = { kind = \"red\", kmin = \"5KB\", kmax = \"10KB\", pmax = 1.0, non_ect = \"drop\" } }] }";
+    let flows = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"10MB\" }, { src = 2, dst = 0, size = \"10MB\" }]\n";
+    let r = run_toml(&star(3, sw, flows, "{ time = \"5ms\" }")).unwrap();
+    let msg = r.meta.failure.clone().expect("the drop fails the run");
+    assert!(msg.contains("a lossless packet was dropped at sw0 port 0 priority 0 (its AQM dropped it; 1 drops,"), "{msg}");
+    assert_eq!(r.meta.drops.aqm, 1);
+    assert!(r.meta.sim_time_us > 1_000.0 && r.meta.sim_time_us < 1_100.0, "{}", r.meta.sim_time_us);
+}
