@@ -97,40 +97,11 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::net::packet::Packet;
+    use crate::net::test_ring::{clockwise, ring, NOW};
     use crate::sim::{Ev, Sim};
     use crate::units::US;
 
     const TIMEOUT: u64 = 500 * US;
-    const NOW: u64 = 1_000 * US;
-
-    /// Five switches in a ring, a host on each, PFC on priority 0 with a 500 µs deadlock timeout, no
-    /// traffic, run idle to 1 ms: the tests set pauses and queue contents by hand.
-    fn ring() -> Sim {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let k = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("dcnlab-deadlock-ring-{}-{k}.toml", std::process::id()));
-        let mut links = vec![];
-        for i in 0..5 {
-            links.push(format!("{{ a = \"h{i}\", b = \"s{i}\", rate = \"10Gbps\", delay = \"1us\" }}"));
-            links.push(format!("{{ a = \"s{i}\", b = \"s{}\", rate = \"10Gbps\", delay = \"1us\" }}", (i + 1) % 5));
-        }
-        std::fs::write(&path, format!("hosts = 5\nswitches = 5\nlinks = [\n{}\n]\n", links.join(",\n"))).unwrap();
-        let text = format!(
-            "stop = {{ time = \"10ms\" }}\n[topology]\nkind = \"file\"\npath = \"{}\"\n[switch]\nbuffer = \"1MB\"\n\
-             pfc = {{ priorities = [0], deadlock_timeout = \"500us\" }}\n[host]\ntransport = {{ kind = \"tcp\", cc = \"reno\" }}\n",
-            path.display()
-        );
-        let mut s = Sim::from_toml(&text).unwrap();
-        std::fs::remove_file(&path).ok();
-        s.run_until(NOW);
-        assert_eq!(s.now(), NOW);
-        s
-    }
-
-    /// The global number of `node`'s port toward `peer`.
-    fn port(s: &Sim, node: &str, peer: &str) -> u32 {
-        s.net.port_of(&s.rec.meta.node_names, node, s.port_to(node, peer).unwrap()).unwrap()
-    }
 
     /// Port `p` paused on priority 0 since t = 0 (stuck at 1 ms), holding a packet that came in to its
     /// switch by local port `in_port`.
@@ -140,13 +111,6 @@ mod tests {
         port.paused |= 1;
         port.fc.paused_since[0] = 0;
         port.queues[0].fifo.push_back(id);
-    }
-
-    /// The clockwise ring port of `s{i}` and the local numbers, at its switch, of the ports that lead in
-    /// from the host and from the switch before it.
-    fn clockwise(s: &Sim, i: u32) -> (u32, u16, u16) {
-        let (me, prev) = (format!("s{i}"), format!("s{}", (i + 4) % 5));
-        (port(s, &me, &format!("s{}", (i + 1) % 5)), s.port_to(&me, &format!("h{i}")).unwrap() as u16, s.port_to(&me, &prev).unwrap() as u16)
     }
 
     #[test]

@@ -296,3 +296,52 @@ impl Sim {
         Some(((c.bytes, c.hdrm, c.paused), x))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::net::packet::{flags, Packet};
+    use crate::net::test_ring::{clockwise, ring_with, NOW};
+    use crate::sim::{Ev, Sim};
+
+    /// A PFC frame of `quanta` (0: RESUME) for `prio` reaches port `q` now.
+    fn frame(s: &mut Sim, q: u32, prio: u8, quanta: u64) {
+        let id = s.arena.alloc(Packet { seq: quanta, prio, flags: flags::PFC, ..Packet::blank() });
+        s.frame_arrived(q, id);
+    }
+
+    #[test]
+    fn only_the_first_pause_of_a_priority_arms_a_deadlock_check() {
+        // Priority 1 of 2 queues (on priority 0 the paused bit 1 << p and 1 >> p agree): a second PAUSE,
+        // as timer mode's refresh sends, finds the priority already paused and arms no second check.
+        let mut s = ring_with("queues = 2\npfc = { priorities = [1], deadlock_timeout = \"500us\" }");
+        let q = clockwise(&s, 0).0;
+        let checks = |s: &Sim| s.eng.pending().filter(|(_, e)| matches!(e, Ev::DeadlockCheck { port, prio: 1 } if *port == q)).count();
+        for k in 1..=2 {
+            frame(&mut s, q, 1, 100);
+            assert_eq!(s.net.ports[q as usize].paused, 0b10, "after PAUSE {k}");
+            assert_eq!(checks(&s), 1, "after PAUSE {k}");
+        }
+    }
+
+    #[test]
+    fn a_timer_mode_pause_runs_out_after_its_quanta_and_a_resume_ends_it_at_once() {
+        // 100 quanta of 512 bit times at 10 Gb/s: 5.12 µs.
+        let mut s = ring_with("pfc = { priorities = [0], mode = \"timer\" }");
+        let q = clockwise(&s, 0).0;
+        frame(&mut s, q, 0, 100);
+        let end = NOW + 5_120_000;
+        let expiries: Vec<u64> = s.eng.pending().filter(|(_, e)| matches!(e, Ev::PauseExpire { port, prio: 0 } if *port == q)).map(|(t, _)| t).collect();
+        assert_eq!(expiries, vec![end]);
+        s.run_until(end - 1);
+        assert_eq!(s.net.ports[q as usize].paused, 1);
+        s.run_until(end);
+        assert_eq!(s.net.ports[q as usize].paused, 0);
+        assert_eq!(s.net.ports[q as usize].queues[0].count.paused_ps, 5_120_000);
+        // Paused again, then resumed after 1 µs: the pending expiry no longer ends anything.
+        frame(&mut s, q, 0, 100);
+        s.run_until(end + 1_000_000);
+        frame(&mut s, q, 0, 0);
+        assert_eq!(s.net.ports[q as usize].paused, 0);
+        assert_eq!(s.net.ports[q as usize].queues[0].count.paused_ps, 6_120_000);
+    }
+}

@@ -11,6 +11,8 @@ pub mod packet;
 pub mod pfc;
 pub mod port;
 pub mod switch;
+#[cfg(test)]
+pub(crate) mod test_ring;
 pub mod topology;
 
 use crate::units::Time;
