@@ -310,7 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_first_pause_of_a_priority_arms_a_deadlock_check() {
+    fn only_the_first_pause_of_a_switch_port_arms_a_deadlock_check() {
         // Priority 1 of 2 queues (on priority 0 the paused bit 1 << p and 1 >> p agree): a second PAUSE,
         // as timer mode's refresh sends, finds the priority already paused and arms no second check.
         let mut s = ring_with("queues = 2\npfc = { priorities = [1], deadlock_timeout = \"500us\" }");
@@ -321,6 +321,11 @@ mod tests {
             assert_eq!(s.net.ports[q as usize].paused, 0b10, "after PAUSE {k}");
             assert_eq!(checks(&s), 1, "after PAUSE {k}");
         }
+        // A host's NIC is paused too, but deadlock detection looks at switch ports only.
+        let nic = s.net.nic(0);
+        frame(&mut s, nic, 1, 100);
+        assert_eq!(s.net.ports[nic as usize].paused, 0b10);
+        assert!(!s.eng.pending().any(|(_, e)| matches!(e, Ev::DeadlockCheck { port, .. } if *port == nic)));
     }
 
     #[test]
