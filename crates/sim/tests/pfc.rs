@@ -268,6 +268,11 @@ fn bad_pfc_input_names_the_field() {
         ("pfc = { priorities = [0], xoff = \"20KB\", xon = \"30KB\" }", "switch.pfc.xon", "below xoff"),
         ("pfc = { priorities = [0], xoff = \"20\" }", "switch.pfc.xoff", "no unit"),
         ("buffer = \"1MB\"\npfc = { priorities = [0], headroom = \"1KB\" }", "switch.pfc.headroom", "two MTUs"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], headroom = \"2999B\" }", "switch.pfc.headroom", "(3000 B)"),
+        ("pfc = { priorities = [0], xoff = \"1499B\" }", "switch.pfc.xoff", "one MTU (1500 B)"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], alpha = 0.0 }", "switch.pfc.alpha", "positive"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], alpha = inf }", "switch.pfc.alpha", "positive"),
+        ("buffer = \"1MB\"\npfc = { priorities = [0], mode = \"timer\", pause_time = \"0us\" }", "switch.pfc.pause_time", "512 bit times"),
         ("buffer = \"1MB\"\npfc = { priorities = [0], mode = \"timer\", pause_time = 70000 }", "switch.pfc.pause_time", "65535"),
         ("buffer = \"1MB\"\npfc = { priorities = [0], pause_time = 100 }", "switch.pfc.pause_time", "timer"),
         ("buffer = \"1MB\"\npfc = { priorities = [0], mode = \"sometimes\" }", "switch.pfc.mode", "until_resume"),
@@ -285,6 +290,12 @@ fn bad_pfc_input_names_the_field() {
         };
         let s = e.to_string();
         assert!(s.contains(field) && s.contains(hint), "{sw}\n→ {s}");
+    }
+    // The bounds themselves are accepted: an XOFF of one MTU, a headroom of two.
+    for sw in ["pfc = { priorities = [0], xoff = \"1500B\" }", "buffer = \"1MB\"\npfc = { priorities = [0], headroom = \"3000B\" }"] {
+        if let Err(e) = Sim::from_toml(&star(3, sw, &incast(2, "10KB"), "{ time = \"1ms\" }")) {
+            panic!("refused: {sw}\n→ {e}");
+        }
     }
     let rr = star(3, "buffer = \"1MB\"\npfc = { priorities = [0] }", &incast(2, "10KB"), "{ time = \"1ms\" }")
         .replace("[host.transport]", "[host.nic]\nscheduling = \"round_robin\"\n[host.transport]");

@@ -356,3 +356,27 @@ impl SwitchPfc {
 pub fn shared(bytes: u64, reserve: u64) -> u64 {
     bytes.saturating_sub(reserve)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_resolve_to_the_spec_values() {
+        // aqm.md §9–10 and HPCC's ns-3: dynamic XOFF at 1/8 of the free pool, RESUME 3 KB below it, no
+        // reserve, "auto" headroom with 1 µs of reaction, until-resume pauses, a 1 ms deadlock timeout.
+        let c: PfcCfg = toml::from_str("priorities = [0, 3]").unwrap();
+        let p = c.resolve(1500, false);
+        assert_eq!((p.lossless, p.n, p.index[3]), (0b1001, 2, 1));
+        assert_eq!(p.xoff, None);
+        assert_eq!(p.alpha, 0.125);
+        assert_eq!((p.resume_offset, p.reserve), (3_000, 0));
+        assert_eq!(p.headroom, Headroom::Auto);
+        assert_eq!(p.response_time, US);
+        assert_eq!((p.mode, p.pause_time, p.on_deadlock), (Mode::UntilResume, PauseTime::Quanta(65535), OnDeadlock::Fail));
+        assert_eq!(p.deadlock_timeout, 1_000 * US);
+        // A fixed xon is a resume offset below the fixed xoff.
+        let c: PfcCfg = toml::from_str("priorities = [0]\nxoff = \"20KB\"\nxon = \"12KB\"").unwrap();
+        assert_eq!(c.resolve(1500, false).resume_offset, 8_000);
+    }
+}
