@@ -476,3 +476,22 @@ fn a_controller_that_makes_a_lossless_queue_drop_fails_the_run_at_its_first_drop
     assert_eq!(r.meta.drops.aqm, 1);
     assert!(r.meta.sim_time_us > 1_000.0 && r.meta.sim_time_us < 1_100.0, "{}", r.meta.sim_time_us);
 }
+
+#[test]
+fn two_lossless_priorities_keep_a_counter_each_per_ingress_port() {
+    // Both priorities lossless: h1 sends on priority 1, h2 on priority 0, both to h0. Each ingress port's
+    // counter for its own priority crosses XOFF, so sw0 pauses h1 on priority 1 and h2 on priority 0 —
+    // and nothing else (a counter charged to another port or priority would pause the wrong sender).
+    let sw = "buffer = \"2MB\"\nqueues = 2\nscheduler = { kind = \"dwrr\", weights = [1, 1] }\npfc = { priorities = [0, 1], xoff = \"20KB\" }";
+    let traffic = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"2MB\", priority = 1 }, { src = 2, dst = 0, size = \"2MB\", priority = 0 }]\n";
+    let text = star(3, sw, traffic, "{ all_flows_done = true, max_time = \"50ms\" }");
+    let r = run_toml(&text).unwrap();
+    assert!(r.meta.failure.is_none() && r.meta.drops.total() == 0);
+    assert_eq!(r.meta.flows_finished, 2);
+    let sim = Sim::from_toml(&text).unwrap();
+    let sw0 = r.meta.node_names.iter().position(|x| x == "sw0").unwrap() as u32;
+    let to = |h: &str| sim.port_to("sw0", h).unwrap();
+    let sent: Vec<(u32, u8)> = r.pauses.iter().filter(|p| p.sent && p.pause && p.node == sw0).map(|p| (p.port, p.priority)).collect();
+    assert!(sent.contains(&(to("h1"), 1)) && sent.contains(&(to("h2"), 0)), "{sent:?}");
+    assert!(sent.iter().all(|&s| s == (to("h1"), 1) || s == (to("h2"), 0)), "{sent:?}");
+}
