@@ -132,7 +132,7 @@ impl Row for TraceRow {
         col("flow_id", Int, "", "The flow (`flows.flow_id`).", |r, _| Cell::Int(r.flow_id as i64)),
         col("cwnd_bytes", Float, "bytes", "Congestion window.", |r, _| Cell::Float(r.cwnd_bytes)),
         col("rate_bps", Float, "bps", "The window's rate, cwnd / srtt (rate-based senders: their rate); NaN before the first RTT sample.", |r, _| Cell::Float(r.rate_bps)),
-        col("alpha", Float, "", "DCTCP's α, the estimated fraction of marked bytes (NaN for other controls).", |r, _| Cell::Float(r.alpha)),
+        col("alpha", Float, "", "DCTCP's α, the estimated fraction of marked bytes; for RDMA senders DCQCN's α, TIMELY's RTT gradient, HPCC's Û or IB CC's CCTI (NaN for other controls).", |r, _| Cell::Float(r.alpha)),
         col("srtt_us", Float, "us", "Smoothed RTT (0 before the first sample).", |r, _| Cell::Float(us(r.srtt))),
         col("delivered_bytes", Int, "bytes", "Bytes the receiver holds in order.", |r, _| Cell::Int(r.delivered_bytes as i64)),
     ];
