@@ -413,3 +413,54 @@ fn a_queue_pair_is_no_larger_than_a_tcp_connection() {
     eprintln!("rdma::Conn {rdma} B, tcp::Conn {tcp} B");
     assert!(rdma <= tcp, "rdma::Conn {rdma} B > tcp::Conn {tcp} B");
 }
+
+fn conn_with(keys: &str, size: u64, line: u64) -> Conn {
+    let cfg: Cfg = toml::from_str(keys).unwrap();
+    Conn::new(0, size, cfg.resolve("t", 1500).unwrap(), line)
+}
+
+#[test]
+fn a_queue_pair_runs_dcqcns_increase_timer_until_its_data_is_acknowledged() {
+    // Paper preset (no byte counter in reach: 10 MB): the increase timer T = 55 µs is the queue pair's
+    // engine deadline whenever no pacing departure is earlier, and only while it has data unacknowledged.
+    let mss = 1456u64;
+    let line = G40 as f64;
+    let mut c = conn(mss, G40);
+    let mut out = Vec::new();
+    c.start(0, &mut out);
+    assert_eq!((c.trace().rate_bps, c.trace().alpha), (line, 1.0));
+    // A CNP while the first packet is still in the NIC: R_C halves, α stays 1, and the timer runs.
+    c.on_feedback(US, &ack(0, flags::CNP), &mut out);
+    assert_eq!((c.trace().rate_bps, c.trace().alpha), (line / 2.0, 1.0));
+    assert_eq!(c.cc_timer.deadline, Some(56 * US));
+    c.on_timer(0, 56 * US, &mut out);
+    // Fast recovery: R_C ← (R_T + R_C) / 2; α decays by (1 − g), g = 1/256.
+    assert_eq!((c.trace().rate_bps, c.trace().alpha), (0.75 * line, 1.0 - 1.0 / 256.0));
+    c.departed(mss as u32, 57 * US, &mut out);
+    assert_eq!(c.cc_timer.deadline, Some(111 * US));
+    // Every byte acknowledged: no deadline left for the rate control.
+    c.on_feedback(60 * US, &ack(mss, flags::ACK), &mut out);
+    assert!(c.sender_done());
+    assert_eq!(c.cc_timer.deadline, None);
+}
+
+#[test]
+fn a_queue_pair_feeds_its_sent_bytes_to_dcqcns_byte_counter() {
+    // A 4 500 B byte counter (three 1 500 B packets on the wire) and a timer too slow to matter.
+    let mss = 1456u64;
+    let line = G40 as f64;
+    let mut c = conn_with("byte_counter = \"4500B\"\nrate_increase_timer = \"1s\"", 100 * mss, G40);
+    let mut out = Vec::new();
+    c.start(0, &mut out);
+    c.on_feedback(US, &ack(0, flags::CNP), &mut out);
+    assert_eq!(c.trace().rate_bps, line / 2.0);
+    // Bytes before the cut do not count; three packets after it are one byte-counter event.
+    let mut t = 0;
+    for k in 1..=3 {
+        c.departed(mss as u32, t, &mut out);
+        t = c.cc_timer.deadline.unwrap();
+        c.on_timer(0, t, &mut out);
+        let want = if k < 3 { line / 2.0 } else { 0.75 * line };
+        assert_eq!(c.trace().rate_bps, want, "after packet {k} of the cut");
+    }
+}
