@@ -464,3 +464,25 @@ fn a_queue_pair_feeds_its_sent_bytes_to_dcqcns_byte_counter() {
         assert_eq!(c.trace().rate_bps, want, "after packet {k} of the cut");
     }
 }
+
+#[test]
+fn only_new_acknowledgements_move_the_sender_and_its_rto() {
+    // Two packets out (no window, the paper preset's pacing at 40 Gb/s: 0.3 µs apart).
+    let mss = 1456u64;
+    let mut c = conn(3 * mss, G40);
+    let mut out = Vec::new();
+    c.start(0, &mut out);
+    c.departed(mss as u32, 0, &mut out);
+    c.on_timer(0, c.cc_timer.deadline.unwrap(), &mut out);
+    assert_eq!((c.snd_una, c.snd_max), (0, 2 * mss));
+    // A CNP of its own (with `ack_interval` > 1 the receiver sends them between ACKs) carries the
+    // receiver's rcv_nxt but acknowledges nothing.
+    c.on_feedback(2 * US, &ack(mss, flags::CNP), &mut out);
+    assert_eq!(c.snd_una, 0);
+    assert_eq!(c.rto_timer.deadline, Some(1000 * US), "armed at the first send");
+    // An ACK of the first packet restarts the RTO from now; a duplicate of it does not.
+    c.on_feedback(3 * US, &ack(mss, flags::ACK), &mut out);
+    assert_eq!((c.snd_una, c.rto_timer.deadline), (mss, Some(1003 * US)));
+    c.on_feedback(4 * US, &ack(mss, flags::ACK), &mut out);
+    assert_eq!((c.snd_una, c.rto_timer.deadline), (mss, Some(1003 * US)));
+}
