@@ -441,7 +441,7 @@ fn a_queue_pair_runs_dcqcns_increase_timer_until_its_data_is_acknowledged() {
     // Every byte acknowledged: no deadline left for the rate control.
     c.on_feedback(60 * US, &ack(mss, flags::ACK), &mut out);
     assert!(c.sender_done());
-    assert_eq!(c.cc_timer.deadline, None);
+    assert_eq!((c.cc_timer.deadline, c.rto_timer.deadline), (None, None));
 }
 
 #[test]
