@@ -403,6 +403,7 @@ fn rto_goes_back_after_a_lost_tail() {
     assert_eq!(c.rto_timer.deadline, Some(5 * US + 1000 * US));
     c.on_timer(1, 1005 * US, &mut out);
     assert_eq!(c.losses(), (1, 1));
+    assert_eq!(c.rto_timer.deadline, Some(2005 * US), "the RTO runs again from the timeout");
     assert_eq!(out.last(), Some(&Out::Seg { seq: mss, len: mss as u32, flags: flags::DATA, ts: 1005 * US }));
 }
 
