@@ -487,3 +487,16 @@ fn only_new_acknowledgements_move_the_sender_and_its_rto() {
     c.on_feedback(4 * US, &ack(mss, flags::ACK), &mut out);
     assert_eq!((c.snd_una, c.rto_timer.deadline), (mss, Some(1003 * US)));
 }
+
+#[test]
+fn a_cnp_goes_alone_when_no_ack_is_due() {
+    // ACKs every second packet: a CE-marked first packet owes no ACK yet, so its CNP is a packet of its
+    // own (acknowledging rcv_nxt); the second packet's ACK then carries no CNP (one per 50 µs).
+    let mss = 1456u64;
+    let mut c = conn_with("ack_interval = 2", u64::MAX, G40);
+    let mut out = Vec::new();
+    c.on_data(0, &data(0, mss as u32, true), &mut out);
+    assert_eq!(out, vec![Out::Ack { ack: mss, flags: flags::CNP, ts_echo: 0, win: 0 }]);
+    c.on_data(US, &data(mss, mss as u32, true), &mut out);
+    assert_eq!(out[1], Out::Ack { ack: 2 * mss, flags: flags::ACK, ts_echo: 0, win: 0 });
+}
