@@ -500,3 +500,40 @@ fn a_cnp_goes_alone_when_no_ack_is_due() {
     c.on_data(US, &data(mss, mss as u32, true), &mut out);
     assert_eq!(out[1], Out::Ack { ack: 2 * mss, flags: flags::ACK, ts_echo: 0, win: 0 });
 }
+
+#[test]
+fn the_queue_pairs_transport_hooks() {
+    let mss = 1456u64;
+    // One packet: the receiver holds it before the sender has its ACK — closed only with both ends done.
+    let mut c = conn(mss, G40);
+    let mut out = Vec::new();
+    c.start(0, &mut out);
+    assert!(c.on_data(US, &data(0, mss as u32, false), &mut out));
+    assert!(!c.closed(), "the sender still waits for its ACK");
+    c.on_feedback(2 * US, &ack(mss, flags::ACK), &mut out);
+    assert!(c.closed());
+    // A long-lived queue pair whose application stops writing: the flow becomes what was sent, complete
+    // once the receiver holds it all, and only once.
+    let mut c = conn(u64::MAX, G40);
+    c.start(0, &mut out);
+    c.departed(mss as u32, 0, &mut out);
+    c.on_timer(0, c.cc_timer.deadline.unwrap(), &mut out);
+    c.on_data(US, &data(0, mss as u32, false), &mut out);
+    assert_eq!(c.end_data(2 * US), (2 * mss, false), "the second packet is not there yet");
+    c.on_data(3 * US, &data(mss, mss as u32, false), &mut out);
+    assert_eq!(c.finished_at, Some(3 * US));
+    let mut d = conn(u64::MAX, G40);
+    d.start(0, &mut out);
+    d.on_data(US, &data(0, mss as u32, false), &mut out);
+    assert_eq!(d.end_data(2 * US), (mss, true));
+    assert_eq!(d.end_data(3 * US), (mss, false));
+    // Control packets go on `control_priority`.
+    assert_eq!(conn_with("control_priority = 3", mss, G40).control_prio(), Some(3));
+    // The trace's window: none (NaN) without one, the window with one, HPCC's W.
+    assert!(conn(mss, G40).trace().cwnd_bytes.is_nan());
+    assert_eq!(conn_with("window = \"10KB\"", mss, G40).trace().cwnd_bytes, 10_000.0);
+    let h = conn_with("cc = \"hpcc\"\nbase_rtt = \"8us\"", mss, G40);
+    let RateControl::Hpcc(hp) = &h.rc else { unreachable!() };
+    assert_eq!(h.trace().cwnd_bytes, hp.w);
+    assert_ne!(h.trace().cwnd_bytes, h.p.window as f64, "W, not the window rounded to packets");
+}
