@@ -182,8 +182,8 @@ list = [{ src = 0, dst = 1, size = "1MB", start = "0us" }]
 }
 
 /// The field and message of the error a transport table gives on a 10 Gb/s star.
-fn bad(transport: &str) -> (String, String) {
-    let text = format!(
+fn bad_text(transport: &str) -> String {
+    format!(
         r#"
 stop = {{ time = "1ms" }}
 [topology]
@@ -196,7 +196,11 @@ transport = {transport}
 kind = "flows"
 list = [{{ src = 0, dst = 1, size = "1MB", start = "0us" }}]
 "#
-    );
+    )
+}
+
+fn bad(transport: &str) -> (String, String) {
+    let text = bad_text(transport);
     match Sim::from_toml(&text) {
         Ok(_) => panic!("accepted {transport}"),
         Err(e) => {
@@ -228,9 +232,13 @@ fn bad_input_names_the_field() {
     }
     let (f, m) = bad(r#"{ kind = "rdma", rate_min = "20Gbps" }"#);
     assert_eq!(f, "host.transport.rate_min");
-    assert!(m.contains("10000000000"), "{m}");
+    assert!(m.contains("20000000000 bps exceeds the slowest host link (10000000000 bps)"), "{m}");
+    // A rate_min equal to the slowest link is allowed; durations other than zero are taken as given.
+    let ok = |t: &str| Sim::from_toml(&bad_text(t)).map(|_| ()).map_err(|e| e.to_string());
+    assert_eq!(ok(r#"{ kind = "rdma", rate_min = "10Gbps" }"#), Ok(()));
+    assert_eq!(ok(r#"{ kind = "rdma", rate_increase_timer = "100us", cnp_interval = "0us" }"#), Ok(()));
     for (key, v) in [("f", "0"), ("alpha_timer", "\"0us\""), ("rate_increase_timer", "\"0us\""), ("byte_counter", "\"0B\""),
-        ("rate_on_first_cnp", "1.5"), ("mss", "\"1500B\""), ("ack_interval", "0"), ("rto", "\"0us\""),
+        ("rate_on_first_cnp", "1.5"), ("rate_on_first_cnp", "0.0"), ("mss", "\"1500B\""), ("ack_interval", "0"), ("rto", "\"0us\""),
         ("control_priority", "8"), ("window", "\"100B\"")] {
         let (f, _) = bad(&format!("{{ kind = \"rdma\", {key} = {v} }}"));
         assert_eq!(f, format!("host.transport.{key}"));

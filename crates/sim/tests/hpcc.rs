@@ -204,3 +204,30 @@ fn every_int_stack_is_freed_once_its_packet_is_gone() {
     assert!(r.flows.iter().all(|f| f.finish.is_some()), "every flow finished");
 }
 
+
+#[test]
+fn int_records_at_most_eight_switch_hops() {
+    // A chain h0 – s0 – … – s(n−1) – h1: HPCC's INT stack holds eight hop records, so eight switches on
+    // a path are accepted and nine refused, naming the transport's cc.
+    let chain = |n: usize| {
+        let dir = std::env::temp_dir().join(format!("dcnlab-hpcc-chain-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut links = vec!["{ a = \"h0\", b = \"s0\", rate = \"10Gbps\", delay = \"1us\" }".to_string()];
+        for i in 1..n {
+            links.push(format!("{{ a = \"s{}\", b = \"s{i}\", rate = \"10Gbps\", delay = \"1us\" }}", i - 1));
+        }
+        links.push(format!("{{ a = \"s{}\", b = \"h1\", rate = \"10Gbps\", delay = \"1us\" }}", n - 1));
+        let path = dir.join("chain.toml");
+        std::fs::write(&path, format!("hosts = 2\nswitches = {n}\nlinks = [\n{}\n]\n", links.join(",\n"))).unwrap();
+        format!(
+            "stop = {{ time = \"1ms\" }}\n[topology]\nkind = \"file\"\npath = \"{}\"\n[host]\ntransport = {{ kind = \"rdma\", cc = \"hpcc\" }}\n\
+             [[traffic]]\nkind = \"flows\"\nlist = [{{ src = 0, dst = 1, size = \"100KB\" }}]\n",
+            path.display()
+        )
+    };
+    let r = run_toml(&chain(8)).unwrap();
+    assert_eq!(r.meta.flows_finished, 1);
+    let e = Sim::from_toml(&chain(9)).err().expect("nine switches refused");
+    assert_eq!(e.field, "host.transport.cc");
+    assert!(e.to_string().contains("at most 8 switch hops") && e.to_string().contains("crosses 9 switches"), "{e}");
+}

@@ -537,3 +537,43 @@ fn the_queue_pairs_transport_hooks() {
     assert_eq!(h.trace().cwnd_bytes, hp.w);
     assert_ne!(h.trace().cwnd_bytes, h.p.window as f64, "W, not the window rounded to packets");
 }
+
+#[test]
+fn the_ns3_preset_is_the_bobzhuyb_column_and_rdma_delays_acks_not_data() {
+    // transports.md C1, "DCQCN ns-3 bobzhuyb/ns3-rdma defaults" (the paper and HPCC columns are pinned
+    // step by step above).
+    let d = DcqcnSpec::preset(Preset::DcqcnNs3);
+    assert_eq!((d.g, d.cnp_interval, d.alpha_timer, d.rate_decrease_interval), (1.0 / 16.0, 50 * US, 55 * US, 0));
+    assert_eq!((d.rate_increase_timer, d.byte_counter, d.f), (1500 * US, Some(150_000), 5));
+    let p = d.at(G40);
+    assert_eq!((p.rate_ai, p.rate_hai, p.rate_min), (5e6, 50e6, 100e6));
+    assert!(p.target_rate_reset && p.hyper_halving && !p.clamp_target_rate);
+    // The NIC paces a queue pair: extra RTT (host.extra_delay) goes on its ACKs, not its data.
+    let cfg: Cfg = toml::from_str("").unwrap();
+    assert!(!crate::transport::Resolved::delay_on_data(&cfg.resolve("t", 1500).unwrap()));
+}
+
+#[test]
+fn any_key_that_overrides_the_preset_labels_the_transport_custom() {
+    let label = |keys: &str| {
+        let cfg: Cfg = toml::from_str(keys).unwrap();
+        crate::transport::Resolved::label(&cfg.resolve("t", 1500).unwrap_or_else(|e| panic!("{keys}: {e}")))
+    };
+    assert_eq!(label(""), "rdma:dcqcn(dcqcn_paper)");
+    let keys = [
+        ("timely", "ewma = 0.5"), ("timely", "t_low = \"10us\""), ("timely", "t_high = \"900us\""), ("timely", "beta = 0.5"),
+        ("timely", "min_rtt = \"10us\""), ("timely", "hai_thresh = 3"), ("hpcc", "eta = 0.9"), ("hpcc", "max_stage = 3"),
+        ("hpcc", "base_rtt = \"10us\""), ("hpcc", "fast_react = false"), ("ib_cc", "ccti_increase = 2"),
+        ("ib_cc", "ccti_limit = 100"), ("ib_cc", "ccti_min = 1"), ("ib_cc", "ccti_timer = 100"), ("ib_cc", "becn_interval = \"5us\""),
+        ("dcqcn", "g = 0.5"), ("dcqcn", "cnp_interval = \"10us\""), ("dcqcn", "alpha_timer = \"10us\""),
+        ("dcqcn", "alpha_update = \"periodic\""), ("dcqcn", "rate_decrease_interval = \"4us\""),
+        ("dcqcn", "rate_increase_timer = \"100us\""), ("dcqcn", "byte_counter = \"1MB\""), ("dcqcn", "f = 3"),
+        ("dcqcn", "rate_ai = \"10Mbps\""), ("dcqcn", "rate_hai = \"100Mbps\""), ("dcqcn", "rate_min = \"1Gbps\""),
+        ("dcqcn", "clamp_target_rate = true"), ("dcqcn", "target_rate_reset = true"), ("dcqcn", "rate_on_first_cnp = 0.5"),
+        ("dcqcn", "hyper_halving = true"),
+    ];
+    for (cc, key) in keys {
+        assert!(label(&format!("cc = \"{cc}\"\n{key}")).ends_with("+custom"), "{key}");
+        assert!(!label(&format!("cc = \"{cc}\"")).ends_with("+custom"), "{cc}");
+    }
+}
