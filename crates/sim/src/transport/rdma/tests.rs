@@ -577,3 +577,20 @@ fn any_key_that_overrides_the_preset_labels_the_transport_custom() {
         assert!(!label(&format!("cc = \"{cc}\"")).ends_with("+custom"), "{cc}");
     }
 }
+
+#[test]
+fn queue_pair_keys_at_their_bounds() {
+    let resolve = |keys: &str| {
+        let cfg: Cfg = toml::from_str(keys).unwrap();
+        cfg.resolve("t", 1500).map_err(|e| e.field)
+    };
+    let p = resolve("").unwrap();
+    assert_eq!((p.mss, p.ack_interval, p.nack_interval, p.rto, p.control_priority, p.window), (1456, 1, 500 * US, 1000 * US, 0, u64::MAX));
+    // The largest payload (MTU − 44), a window of one packet and the last priority are accepted.
+    assert_eq!(resolve("mss = \"1456B\"").unwrap().mss, 1456);
+    assert_eq!(resolve("mss = \"1000B\"\nwindow = \"1000B\"").unwrap().window, 1000);
+    assert_eq!(resolve("control_priority = 7").unwrap().control_priority, 7);
+    for bad in ["mss = \"1457B\"", "mss = \"0B\"", "mss = \"inf\"", "mss = \"1000B\"\nwindow = \"999B\""] {
+        assert!(resolve(bad).is_err(), "{bad}");
+    }
+}
