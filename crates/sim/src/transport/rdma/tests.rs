@@ -593,7 +593,7 @@ fn queue_pair_keys_at_their_bounds() {
     // HPCC's η at its bound; TIMELY's HPCC preset is HPCC ns-3's parameter set (a = 0.875), not the reference.
     assert!(resolve("cc = \"hpcc\"\neta = 1.0").is_ok());
     assert_eq!(resolve("cc = \"timely\"\npreset = \"timely_hpcc\"").unwrap().timely.ewma, 0.875);
-    for bad in ["mss = \"1457B\"", "mss = \"0B\"", "mss = \"inf\"", "mss = \"1000B\"\nwindow = \"999B\"", "cc = \"hpcc\"\neta = 0.0"] {
+    for bad in ["mss = \"1457B\"", "mss = \"0B\"", "mss = \"inf\"", "mss = \"1000B\"\nwindow = \"999B\"", "cc = \"hpcc\"\neta = 0.0", "cc = \"timely\"\nbeta = 0.0", "cc = \"timely\"\nbeta = inf"] {
         assert!(resolve(bad).is_err(), "{bad}");
     }
 }
