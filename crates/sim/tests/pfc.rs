@@ -404,16 +404,19 @@ fn a_ring_whose_pauses_are_short_is_not_a_deadlock() {
     assert_eq!(r.meta.stop_reason, "time");
 }
 
+/// Hosts 1 and 2 each send 1 MB to host 0, half a packet time apart (so no two packets arrive at the
+/// same instant).
+const TWO_SENDERS: &str =
+    "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"1MB\" }, { src = 2, dst = 0, size = \"1MB\", start = \"0.5us\" }]\n";
+
 #[test]
 fn dynamic_xoff_is_alpha_times_the_free_shared_pool() {
     // A 300 KB buffer, three ports of 6750 B "auto" headroom each (2 × 1250 B on the 1 us wire, two
     // 1500 B MTUs, 1250 B of 1 us response at 10 Gbps): a 279,750 B shared pool. Two senders' counters
     // are the only shared bytes, so XOFF = alpha × (279,750 − both counters); with alpha = 1/2 the first
     // PAUSE goes out when one counter reaches it.
-    // The senders start half a packet time apart, so no two packets arrive at the same instant.
     let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"dynamic\", alpha = 0.5 }";
-    let flows = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"1MB\" }, { src = 2, dst = 0, size = \"1MB\", start = \"0.5us\" }]\n";
-    let text = star(3, sw, flows, "{ time = \"2ms\" }");
+    let text = star(3, sw, TWO_SENDERS, "{ time = \"2ms\" }");
     let r = run_toml(&text).unwrap();
     let first = r.pauses.iter().find(|p| p.sent && p.pause).expect("a PAUSE");
     // Just before it: XOFF is exactly alpha × the free pool, the pausing port is below it, and one more
@@ -434,8 +437,7 @@ fn bytes_past_xoff_go_to_the_headroom_and_a_headroom_too_small_fails_the_run() {
     // XOFF, what is still in flight (the PAUSE takes a frame time and the 1 us wire) lands in the
     // headroom, not in the shared pool — which has room for it, so only the region rule keeps it out.
     let sw = "buffer = \"300KB\"\npfc = { priorities = [0], xoff = \"20KB\" }";
-    let flows = "[[traffic]]\nkind = \"flows\"\nlist = [{ src = 1, dst = 0, size = \"1MB\" }, { src = 2, dst = 0, size = \"1MB\", start = \"0.5us\" }]\n";
-    let text = star(3, sw, flows, "{ time = \"2ms\" }");
+    let text = star(3, sw, TWO_SENDERS, "{ time = \"2ms\" }");
     let r = run_toml(&text).unwrap();
     assert!(r.meta.failure.is_none() && r.meta.drops.total() == 0);
     let first = r.pauses.iter().find(|p| p.sent && p.pause).expect("a PAUSE");

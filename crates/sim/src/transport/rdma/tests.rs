@@ -2,7 +2,7 @@
 //! is the pseudocode, recomputed here), the notification point, and the queue pair's pacing, NACK and
 //! go-back-N.
 
-use super::config::{Cfg, DcqcnSpec, Preset, RdmaParams};
+use super::config::{Cfg, DcqcnSpec, Preset};
 use super::dcqcn::{Np, Params, Rp, Step};
 use super::*;
 use crate::transport::Setup;
@@ -314,9 +314,13 @@ fn np_one_cnp_per_interval() {
 }
 
 fn conn(size: u64, line: u64) -> Conn {
-    let cfg: Cfg = toml::from_str("").unwrap();
-    let p: RdmaParams = cfg.resolve("t", 1500).unwrap();
-    Conn::new(0, size, p, line)
+    conn_with("", size, line)
+}
+
+/// A queue pair with the transport keys `keys` over the defaults.
+fn conn_with(keys: &str, size: u64, line: u64) -> Conn {
+    let cfg: Cfg = toml::from_str(keys).unwrap();
+    Conn::new(0, size, cfg.resolve("t", 1500).unwrap(), line)
 }
 
 fn data(seq: u64, len: u32, ce: bool) -> Packet {
@@ -413,11 +417,6 @@ fn a_queue_pair_is_no_larger_than_a_tcp_connection() {
     let (rdma, tcp) = (std::mem::size_of::<Conn>(), std::mem::size_of::<crate::transport::tcp::Conn>());
     eprintln!("rdma::Conn {rdma} B, tcp::Conn {tcp} B");
     assert!(rdma <= tcp, "rdma::Conn {rdma} B > tcp::Conn {tcp} B");
-}
-
-fn conn_with(keys: &str, size: u64, line: u64) -> Conn {
-    let cfg: Cfg = toml::from_str(keys).unwrap();
-    Conn::new(0, size, cfg.resolve("t", 1500).unwrap(), line)
 }
 
 #[test]
