@@ -62,6 +62,32 @@ def test_the_rewards_favourite_is_not_the_slowdowns(held_out):
     assert mean[v["best_reward_fixed"]] > 1.1 * mean[v["best_fixed"]], mean
 
 
+def test_flows_in_progress_follow_the_mean_fct_not_the_slowdown(held_out):
+    # Little's law: the flows in progress at the bottleneck follow the mean FCT, which the large flows set;
+    # the laxest setting serves those fastest (fewest in progress) and the short flows worst (the highest
+    # slowdown). A reward term on flows in progress would favour it (README, "The check scenario").
+    raw, _ = held_out
+    m = raw[raw["setting"] != "ACC"].groupby("setting")[["slowdown", "in_progress"]].mean()
+    assert m["in_progress"].idxmin() == m["slowdown"].idxmax() == "640KB/2MB/0.05", m
+    assert m["in_progress"].max() > 2 * m["in_progress"].min(), m
+
+
+def test_in_progress_counts_each_interval_by_hand():
+    import importlib
+
+    import pandas as pd
+
+    check = importlib.import_module("dcnlab.reproduce.acc.check")
+    # A: 0–1000 µs; B: from 200 µs, unfinished; C: 1200–1300 µs. Intervals of 500 µs up to 1500:
+    # [0, 500) A B; [500, 1000) A B; [1000, 1500) B C (A finished at its start) → (2 + 2 + 2) / 3.
+    f = pd.DataFrame({"start_us": [0.0, 200.0, 1200.0], "finish_us": [1000.0, float("nan"), 1300.0],
+                      "finished": [True, False, True]})
+    assert check.in_progress(f, 1500.0) == 2.0
+    # A flow that starts exactly at an interval's end belongs to the next one; up to 1000 µs C is not there.
+    assert check.in_progress(f.assign(start_us=[0.0, 500.0, 1200.0]), 1000.0) == 1.5
+    assert check.closed_loop({"traffic": [{"max_in_flight": 16}]}) and not check.closed_loop({"traffic": [{}]})
+
+
 def test_check_bad_preset_keys_are_one_clear_error(tmp_path):
     from dcnlab.reproduce import acc
     from dcnlab.scenario import ScenarioError

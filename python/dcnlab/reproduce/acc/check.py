@@ -8,7 +8,13 @@ the large flows and SECN2 fills the queue. Three questions, each on held-out see
 3. **What does the reward prefer?** For each fixed setting, the reward's two terms averaged over the run
    (T: the bottleneck's utilisation; D: the log-scaled queue term, acc.md §4) beside the metric. At a
    fixed offered load T averages to the load whatever the setting, so the setting with the best long-run
-   reward is the one with the smallest queue — which need not be the one with the lowest slowdown."""
+   reward is the one with the smallest queue — which need not be the one with the lowest slowdown.
+
+Each run also reports `in_progress`, the mean number of flows in progress per 500 µs interval (at this
+one bottleneck, the flows through it): by Little's law it follows the mean FCT, the quantity a reward
+term would need in order to see what the FCT metrics see. A preset's optional `traffic` table overrides
+keys of check.toml's traffic entry, e.g. `traffic = { load = 1.0, max_in_flight = 16, flows = 5000 }`
+for a closed loop in which a setting that starves throughput does lower the utilisation."""
 
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from .common import DATA_QUEUE, EXP, PAPER, SECN1, model_path, secn2, where
 
 BOTTLENECK = {"node": "sw0", "port": 8}  # check.toml: the switch's port towards host 8, the receiver
 SHORT, LARGE = 100_000, 1_000_000
+INTERVAL_US = 500.0  # ACC's Δt (acc.md §1)
 
 
 def settings(p: dict) -> dict[str, tuple[str, str, float]]:
@@ -40,6 +47,7 @@ def settings(p: dict) -> dict[str, tuple[str, str, float]]:
 def scenario(label: str, seed: int, p: dict) -> dict:
     ch = {"seed": seed, "stop.time": p["stop"], "traffic.0.flows": p["flows"],
           "record.queue_sample_interval": "500us", "record.queues": [BOTTLENECK]}
+    ch |= {f"traffic.0.{k}": v for k, v in p.get("traffic", {}).items()}
     if label == "ACC":
         ctl = {"kind": "acc", "training": p["training"], "model": p["model"]} | dict(p.get("acc", {}))
         model_path(p)  # exists, or one clear error naming the preset key
@@ -49,17 +57,35 @@ def scenario(label: str, seed: int, p: dict) -> dict:
                                                             "switch.aqm.1.pmax": pmax})
 
 
+def in_progress(flows: pd.DataFrame, stop_us: float) -> float:
+    """Mean over the Δt intervals of [0, stop) of the number of flows in progress during each: started
+    before its end and not finished by its start (unfinished flows are in progress to the end)."""
+    start = np.sort(flows["start_us"].to_numpy(dtype=float))
+    end = np.sort(np.where(flows["finished"], flows["finish_us"].to_numpy(dtype=float), np.inf))
+    edges = np.arange(0.0, stop_us, INTERVAL_US)
+    n = np.searchsorted(start, edges + INTERVAL_US, side="left") - np.searchsorted(end, edges, side="right")
+    return float(n.mean())
+
+
 def stats(job) -> dict:
     r = cached_result(job)
     f = r.flows[r.flows["finished"]]
     q = r.queues.loc[r.queues["queue"] == DATA_QUEUE, "bytes"].to_numpy(dtype=float)
     d = np.maximum(0.0, 1 - np.log2(1 + q / 1e3) / np.log2(1 + 1e6 / 1e3))
-    return {"flows": len(r.flows), "unfinished": int((~r.flows["finished"]).sum()),
+    return {"flows": len(r.flows), "unfinished": int((~r.flows["finished"]).sum()), "done": int(r.flows["finished"].sum()),
             "slowdown": float(f["slowdown"].mean()),
             "short_slowdown": float(f.loc[f["size"] <= SHORT, "slowdown"].mean()),
             "large_fct_ms": float(f.loc[f["size"] > LARGE, "fct_us"].mean()) / 1e3,
             "T": float(np.minimum(1.0, r.links["utilization"].to_numpy()).mean()), "D": float(d.mean()) if len(d) else np.nan,
+            "in_progress": np.nan if closed_loop(job[0]) else in_progress(r.flows, float(r.meta["sim_time_us"])),
             "cache": job[2]}
+
+
+def closed_loop(scenario: dict) -> bool:
+    """Whether the traffic entry has a closed-loop cap: then a waiting flow's row carries the time it was
+    due, not when it started, and the count in progress is the cap itself (Little's law then ties the FCT
+    to the throughput, `done`)."""
+    return scenario["traffic"][0].get("max_in_flight") is not None
 
 
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, dict]:
@@ -93,7 +119,8 @@ def check(scale: str = "small", out: str | Path = "results/acc", runner: Runner 
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     raw, v = run(p, out, runner)
     per = raw.pivot_table(index="setting", columns="seed", values="slowdown")
-    terms = raw.groupby("setting", sort=False)[["slowdown", "short_slowdown", "large_fct_ms", "T", "D", "reward"]].mean()
+    terms = raw.groupby("setting", sort=False)[["slowdown", "short_slowdown", "large_fct_ms", "T", "D", "reward",
+                                                 "in_progress"]].mean()
     beats = ", ".join(f"seed {s}: {'yes' if b else 'no'}" for s, b in v["acc_beats_both"].items())
     text = (f"<h2>Check scenario</h2><p>{len(p['seeds'])} held-out seeds, {p['stop']} each. Sensitivity gate: fixed "
             f"settings spread the mean slowdown by {100 * v['gate_spread']:.0f} % at least (≥ 5 % needed: "
