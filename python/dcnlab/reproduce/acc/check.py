@@ -11,8 +11,8 @@ the large flows and SECN2 fills the queue. Three questions, each on held-out see
    reward is the one with the smallest queue — which need not be the one with the lowest slowdown.
 
 Each run also reports `in_progress`, the mean number of flows in progress per 500 µs interval (at this
-one bottleneck, the flows through it): by Little's law it follows the mean FCT, the quantity a reward
-term would need in order to see what the FCT metrics see. A preset's optional `traffic` table overrides
+one bottleneck, the flows through it): by Little's law it follows the mean FCT, which ranks the settings
+unlike the mean slowdown (experiments/acc/README.md). A preset's optional `traffic` table overrides
 keys of check.toml's traffic entry, e.g. `traffic = { load = 1.0, max_in_flight = 16, flows = 5000 }`
 for a closed loop in which a setting that starves throughput does lower the utilisation."""
 
@@ -72,7 +72,8 @@ def stats(job) -> dict:
     f = r.flows[r.flows["finished"]]
     q = r.queues.loc[r.queues["queue"] == DATA_QUEUE, "bytes"].to_numpy(dtype=float)
     d = np.maximum(0.0, 1 - np.log2(1 + q / 1e3) / np.log2(1 + 1e6 / 1e3))
-    return {"flows": len(r.flows), "unfinished": int((~r.flows["finished"]).sum()), "done": int(r.flows["finished"].sum()),
+    done = int(r.flows["finished"].sum())
+    return {"flows": len(r.flows), "done": done, "unfinished": len(r.flows) - done,
             "slowdown": float(f["slowdown"].mean()),
             "short_slowdown": float(f.loc[f["size"] <= SHORT, "slowdown"].mean()),
             "large_fct_ms": float(f.loc[f["size"] > LARGE, "fct_us"].mean()) / 1e3,
