@@ -249,6 +249,15 @@ impl<E: Copy> EventQueue<E> {
         Some((node.t, node.ev))
     }
 
+    /// The wheel's earliest entry, if any, without removing it (the heap is not looked at): a hint for
+    /// the model to fetch the next event's state ahead ([`super::Model::prefetch`]), not an order.
+    #[inline]
+    pub fn peek_wheel(&self) -> Option<&E> {
+        let s = self.next_slot()?;
+        let head = self.pool[self.tails[s] as usize].next;
+        Some(&self.pool[head as usize].ev)
+    }
+
     /// The heap's earliest entry, which is the global minimum, if its time is ≤ `limit`.
     #[inline(never)]
     fn pop_far(&mut self, limit: Time) -> Option<(Time, E)> {

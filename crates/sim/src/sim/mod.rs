@@ -131,6 +131,17 @@ impl Model for Sim {
     fn exhausted(&self) -> bool {
         self.work.exhausted()
     }
+
+    /// The next event's port: most events are a packet reaching the end of a link or a port free to send,
+    /// and their first loads are the port's fields, usually not in the cache.
+    #[inline(always)]
+    fn prefetch(&self, next: &Ev) {
+        if let Ev::Arrive(p) | Ev::Wake(p) = *next {
+            if let Some(port) = self.net.ports.get(p as usize) {
+                crate::engine::prefetch_lines(port);
+            }
+        }
+    }
 }
 
 impl Sim {
