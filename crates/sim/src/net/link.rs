@@ -7,6 +7,19 @@ use super::packet::PktId;
 use super::Owner;
 use crate::rng;
 use crate::sim::{Ev, Sim};
+use crate::units::Time;
+
+/// A packet on the wire: when it reaches the far end, and — where the far end is a switch that routes it
+/// by its flow's hash — the port it will leave that switch by, found when it was sent so that its arrival
+/// can start loading that port and the packet at once (`NO_HOP` otherwise: the switch routes it then).
+#[derive(Clone, Copy, Debug)]
+pub struct Flight {
+    pub t: Time,
+    pub id: PktId,
+    pub hop: u32,
+}
+
+pub const NO_HOP: u32 = u32::MAX;
 
 impl Sim {
     /// Put packet `id` (`size` bytes) on the wire of port `p`, which is free now.
@@ -19,7 +32,17 @@ impl Sim {
         port.tx_bytes += size;
         self.packet_hops += 1;
         let arrive = port.busy_until + port.delay;
-        port.pipe.push_back((arrive, id));
+        let hop = match port.peer_owner {
+            // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run; spraying draws at
+            // arrival, and the lossless paths route for themselves.
+            Owner::Switch(s) if !self.net.ecmp_packet && self.net.pfc.is_none() && self.net.credit.is_none() => {
+                let pkt = self.arena.get(id);
+                self.route(s, pkt.dst, pkt.hash)
+            }
+            _ => NO_HOP,
+        };
+        let port = &mut self.net.ports[p as usize];
+        port.pipe.push_back(Flight { t: arrive, id, hop });
         let first = port.pipe.len() == 1;
         let more = port.pkts > 0;
         let until = port.busy_until;
@@ -38,8 +61,13 @@ impl Sim {
     #[inline]
     pub(crate) fn arrive(&mut self, p: u32) {
         let port = &mut self.net.ports[p as usize];
-        let (_, id) = port.pipe.pop_front().unwrap();
-        if let Some(&(t, _)) = port.pipe.front() {
+        let Flight { id, hop, .. } = port.pipe.pop_front().unwrap();
+        crate::engine::prefetch_lines(self.arena.get(id));
+        if let Some(next) = self.net.ports.get(hop as usize) {
+            crate::engine::prefetch_lines(next);
+        }
+        let port = &mut self.net.ports[p as usize];
+        if let Some(&Flight { t, .. }) = port.pipe.front() {
             self.push(t, Ev::Arrive(p));
         }
         let port = &mut self.net.ports[p as usize];
@@ -52,7 +80,7 @@ impl Sim {
         }
         match port.peer_owner {
             Owner::Host(h) => self.host_receive(h, id),
-            Owner::Switch(s) => self.switch_receive(s, id, p),
+            Owner::Switch(s) => self.switch_receive(s, id, p, hop),
         }
     }
 }

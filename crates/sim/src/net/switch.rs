@@ -34,18 +34,23 @@ impl Switch {
 impl Sim {
     /// A packet arrives at switch `s` over the link of port `from` (the upstream's): route it, admit it
     /// to the egress queue, run the AQM's enqueue decision, queue it. PFC frames and lossless priorities
-    /// take their own path (`net/lossless.rs`).
+    /// take their own path (`net/lossless.rs`). `hop`: the egress port if the sender found it
+    /// (`link::Flight`), else `NO_HOP`.
     #[inline]
-    pub(crate) fn switch_receive(&mut self, s: u32, id: PktId, from: u32) {
+    pub(crate) fn switch_receive(&mut self, s: u32, id: PktId, from: u32, hop: u32) {
         if self.net.pfc.is_some() && self.switch_receive_pfc(s, id, from) {
             return;
         }
         if self.net.credit.is_some() {
             return self.switch_receive_credit(s, id, from);
         }
-        let pkt = self.arena.get(id);
-        let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
-        let p = self.route(s, pkt.dst, hash);
+        let p = if hop != super::link::NO_HOP {
+            hop
+        } else {
+            let pkt = self.arena.get(id);
+            let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
+            self.route(s, pkt.dst, hash)
+        };
         let now = self.now();
         let mtu = self.net.mtu;
         let pkt = self.arena.get_mut(id);
