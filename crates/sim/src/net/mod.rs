@@ -28,6 +28,24 @@ pub enum Owner {
     Switch(u32),
 }
 
+/// `Net::hot_routes`: the set is the ports first, first + 1, … (count in the low bits).
+pub const RUN: u32 = 1 << 31;
+
+/// `Net::hot_routes` from `routes`: each set that is a run of consecutive port numbers as (first, count |
+/// `RUN`).
+pub fn hot_routes(routes: &[(u32, u32)], route_ports: &[u32]) -> Vec<(u32, u32)> {
+    routes
+        .iter()
+        .map(|&(start, len)| {
+            let set = &route_ports[start as usize..(start + len) as usize];
+            match set.first() {
+                Some(&a) if set.iter().enumerate().all(|(i, &p)| p == a + i as u32) => (a, len | RUN),
+                _ => (start, len),
+            }
+        })
+        .collect()
+}
+
 /// Ports, switches and routes.
 pub struct Net {
     /// Every port of every node; a node's ports are contiguous, in the order its links are listed.
@@ -39,6 +57,10 @@ pub struct Net {
     /// Per (switch, destination host): a range of `route_ports` (every neighbour one hop closer).
     pub routes: Vec<(u32, u32)>,
     pub route_ports: Vec<u32>,
+    /// The same routes as the packet path reads them (`route`): where a set is a run of consecutive port
+    /// numbers (one port, or a switch's up-links), (first port, count | `RUN`), so the port is found
+    /// without a second, dependent load; else `routes`' entry.
+    pub hot_routes: Vec<(u32, u32)>,
     pub ecmp_packet: bool,
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.

@@ -110,14 +110,22 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn route(&self, s: u32, dst: u32, hash: u32) -> u32 {
         let n = &self.net;
-        let (start, len) = n.routes[s as usize * n.n_hosts as usize + dst as usize];
-        if len == 1 {
+        let (start, len) = n.hot_routes[s as usize * n.n_hosts as usize + dst as usize];
+        if len == 1 | super::RUN {
+            return start;
+        }
+        let count = len & !super::RUN;
+        if count == 1 {
             return n.route_ports[start as usize];
         }
         // Multiply-shift maps the 32-bit mixed hash onto [0, len) without a division.
         let h = (mix64(hash as u64 ^ n.switches[s as usize].salt) >> 32) as u32;
-        let k = ((h as u64 * len as u64) >> 32) as u32;
-        n.route_ports[(start + k) as usize]
+        let k = ((h as u64 * count as u64) >> 32) as u32;
+        if len & super::RUN != 0 {
+            start + k
+        } else {
+            n.route_ports[(start + k) as usize]
+        }
     }
 
     /// (rate, delay) of every link on the path of a packet from host `src` to host `dst` with this hash.
@@ -134,5 +142,50 @@ impl Sim {
             }
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::net::{hot_routes, RUN};
+    use crate::rng::mix64;
+    use crate::sim::Sim;
+
+    #[test]
+    fn runs_of_consecutive_ports_are_stored_as_first_and_count() {
+        let routes = [(0, 1), (1, 3), (4, 2), (6, 0)];
+        let ports = [7, 3, 4, 5, 9, 2];
+        assert_eq!(hot_routes(&routes, &ports), vec![(7, 1 | RUN), (3, 3 | RUN), (4, 2), (6, 0)]);
+        assert_eq!(hot_routes(&[(0, 2)], &[4, 6]), vec![(0, 2)], "a gap is not a run");
+    }
+
+    /// The packet path's table picks, for every switch, destination and hash, the port the route set picks
+    /// (the multiply-shift over `route_ports`), on a fat-tree (runs of up-links), a leaf-spine with D-mod-k
+    /// (single ports) and a ring-like fabric.
+    #[test]
+    fn route_picks_what_the_route_sets_give() {
+        for topo in [
+            "kind = \"fat_tree\"\nk = 4\nlink = { rate = \"10Gbps\", delay = \"1us\" }",
+            "kind = \"leaf_spine\"\nleaves = 3\nspines = 3\nhosts_per_leaf = 2\nhost_link = { rate = \"10Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"40Gbps\", delay = \"1us\" }",
+        ] {
+            for ecmp in ["", "ecmp = \"d_mod_k\""] {
+                let text = format!("seed = 1\nstop = {{ time = \"1us\" }}\n[topology]\n{topo}\n[switch]\n{ecmp}\n");
+                let sim = Sim::from_toml(&text).unwrap();
+                let n = &sim.net;
+                let mut runs = 0;
+                for s in 0..n.switches.len() as u32 {
+                    for dst in 0..n.n_hosts {
+                        let (start, len) = n.routes[(s * n.n_hosts + dst) as usize];
+                        runs += (n.hot_routes[(s * n.n_hosts + dst) as usize].1 & RUN != 0) as u32;
+                        for hash in [0u32, 1, 0x9e37_79b9, u32::MAX] {
+                            let h = (mix64(hash as u64 ^ n.switches[s as usize].salt) >> 32) as u32;
+                            let k = ((h as u64 * len as u64) >> 32) as u32;
+                            assert_eq!(sim.route(s, dst, hash), n.route_ports[(start + k) as usize], "{text} s{s} d{dst}");
+                        }
+                    }
+                }
+                assert!(runs > 0, "{text}");
+            }
+        }
     }
 }

@@ -233,6 +233,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
             port.fc.credits[..n].fill(c.blocks);
         }
     }
+    let hot_routes = crate::net::hot_routes(&routes, &route_ports);
     Ok(Net {
         ports,
         switches,
@@ -240,6 +241,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         node_ports,
         routes,
         route_ports,
+        hot_routes,
         ecmp_packet: sw.ecmp == Ecmp::Packet,
         mtu,
         alpha: sw.alpha,

@@ -345,7 +345,7 @@ impl Estimate {
             ("hosts", h * (size_of::<Host>() + 16) as u128),
             ("node names", 2 * nodes * name + nodes * 8),
             ("topology while building", building),
-            ("routes", s * h * 8),
+            ("routes", s * h * 16),
             ("route next hops", grown(sh.next_hops) * 4),
             ("flow records", grown(flows) * size_of::<FlowRow>() as u128),
             ("flows waiting to start", grown(listed) * size_of::<NewFlow>() as u128),
