@@ -98,7 +98,7 @@ pub fn run_until<M: Model>(m: &mut M, limit: Time, stop: Time) -> bool {
         };
         e.now = t;
         e.events += 1;
-        if let Some(next) = e.q.peek_wheel() {
+        if let Some(next) = e.q.peek_near() {
             let next = *next;
             m.prefetch(&next);
         }
