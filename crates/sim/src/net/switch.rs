@@ -114,11 +114,9 @@ impl Sim {
         if len == 1 | super::RUN {
             return start;
         }
+        // Multiply-shift maps the 32-bit mixed hash onto [0, count) without a division. (A one-port set is
+        // always a run, taken above.)
         let count = len & !super::RUN;
-        if count == 1 {
-            return n.route_ports[start as usize];
-        }
-        // Multiply-shift maps the 32-bit mixed hash onto [0, len) without a division.
         let h = (mix64(hash as u64 ^ n.switches[s as usize].salt) >> 32) as u32;
         let k = ((h as u64 * count as u64) >> 32) as u32;
         if len & super::RUN != 0 {
@@ -160,8 +158,8 @@ mod tests {
     }
 
     /// The packet path's table picks, for every switch, destination and hash, the port the route set picks
-    /// (the multiply-shift over `route_ports`), on a fat-tree (runs of up-links), a leaf-spine with D-mod-k
-    /// (single ports) and a ring-like fabric.
+    /// (the multiply-shift over `route_ports`), on a fat-tree and a leaf-spine (runs of up-links), each
+    /// with D-mod-k too (single ports).
     #[test]
     fn route_picks_what_the_route_sets_give() {
         for topo in [
