@@ -33,9 +33,8 @@ impl Sim {
         self.packet_hops += 1;
         let arrive = port.busy_until + port.delay;
         let hop = match port.peer_owner {
-            // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run; spraying draws at
-            // arrival, and the lossless paths route for themselves.
-            Owner::Switch(s) if !self.net.ecmp_packet && self.net.pfc.is_none() && self.net.credit.is_none() => {
+            // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run.
+            Owner::Switch(s) if self.net.route_at_send => {
                 let pkt = self.arena.get(id);
                 self.route(s, pkt.dst, pkt.hash)
             }

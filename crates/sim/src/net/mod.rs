@@ -62,6 +62,9 @@ pub struct Net {
     /// without a second, dependent load; else `routes`' entry.
     pub hot_routes: Vec<(u32, u32)>,
     pub ecmp_packet: bool,
+    /// A packet's port at the next switch is found when it is sent (`link::Flight`): per-flow ECMP on a
+    /// lossy fabric (spraying draws at arrival; the lossless paths route for themselves).
+    pub route_at_send: bool,
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.
     pub alpha: f64,

@@ -243,6 +243,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         route_ports,
         hot_routes,
         ecmp_packet: sw.ecmp == Ecmp::Packet,
+        route_at_send: sw.ecmp != Ecmp::Packet && pfc.is_none() && credit.is_none(),
         mtu,
         alpha: sw.alpha,
         pfc,
