@@ -44,17 +44,20 @@ def settings(p: dict) -> dict[str, tuple[str, str, float]]:
     return out
 
 
-def scenario(label: str, seed: int, p: dict) -> dict:
-    ch = {"seed": seed, "stop.time": p["stop"], "traffic.0.flows": p["flows"],
-          "record.queue_sample_interval": "500us", "record.queues": [BOTTLENECK]}
+def scenario(label: str, seed: int, p: dict, acc: dict | None = None) -> dict:
+    """One run of the preset's scenario file (`scenario`, default check.toml): a fixed setting's, or ACC's
+    with the preset's model and `acc` keys (`acc`: other controller keys, which win)."""
+    ch = {"seed": seed, "stop.time": p["stop"], "record.queue_sample_interval": "500us", "record.queues": [BOTTLENECK]}
+    if "flows" in p:
+        ch["traffic.0.flows"] = p["flows"]
     ch |= {f"traffic.0.{k}": v for k, v in p.get("traffic", {}).items()}
-    if label == "ACC":
-        ctl = {"kind": "acc", "training": p["training"], "model": p["model"]} | dict(p.get("acc", {}))
+    base = load_scenario(EXP / p.get("scenario", "check.toml"))
+    if label.startswith("ACC"):
         model_path(p)  # exists, or one clear error naming the preset key
-        return override(load_scenario(EXP / "check.toml"), ch | {"switch.controller": ctl})
+        ctl = {"kind": "acc", "training": p["training"], "model": p["model"]} | dict(p.get("acc", {})) | (acc or {})
+        return override(base, ch | {"switch.controller": ctl})
     kmin, kmax, pmax = settings(p)[label]
-    return override(load_scenario(EXP / "check.toml"), ch | {"switch.aqm.1.kmin": kmin, "switch.aqm.1.kmax": kmax,
-                                                            "switch.aqm.1.pmax": pmax})
+    return override(base, ch | {"switch.aqm.1.kmin": kmin, "switch.aqm.1.kmax": kmax, "switch.aqm.1.pmax": pmax})
 
 
 def in_progress(flows: pd.DataFrame, stop_us: float) -> float:

@@ -1,0 +1,85 @@
+"""The check with a throughput to lose (`experiments/acc/check_closed.toml`; experiments/acc/README.md, "The
+check scenario, closed loop"): closed-loop 10 MB elephants and Poisson mice share one 25 Gb/s bottleneck,
+so a setting that makes DCQCN back off leaves the link idle (T falls) and a lax one keeps a queue the
+mice wait behind (D falls) — the issue's "one starves throughput, the other fills the queue" in the terms
+the reward sees, which check.toml's open loop cannot show (there every setting carries the same bytes).
+
+Agents are trained on this scenario's own training seeds (`dcnlab.train`, the offline column of acc.md §5:
+`episodes` × `episode`, the training seed `seed`, `seed` + 1, …) once per discount γ of `gammas` and
+training seed of `train_seeds`, then run frozen (`training = "none"`: the greedy policy alone) on the
+held-out seeds beside SECN1, SECN2 and the preset's fixed grid settings. A model file is named by a hash
+of what made it, so a finished training is reused (training is bit-identical for its inputs)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ...scenario import FileScenario, ScenarioError, get
+from ...sweep import Runner
+from ...train import train
+from .. import preset
+from ..common import run_jobs, table
+from .check import scenario, settings, stats
+from .common import EXP, PAPER, where
+
+
+def model_for(p: dict, gamma: float, seed: int, out: Path) -> Path:
+    """Train (or reuse) the model of discount `gamma` and training seed `seed`; returns its file."""
+    ctl = {"kind": "acc", "gamma": gamma} | dict(p.get("acc", {}))
+    spec = {"scenario": p["scenario"], "ctl": ctl, "seed": seed, "episodes": p["episodes"], "episode": p["episode"]}
+    path = out / f"check_trained_{hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]}.bin"
+    if not path.is_file():
+        sc = FileScenario.open(EXP / p["scenario"]).with_overrides({"switch.controller": ctl, "seed": seed})
+        load = float(get(sc.as_dict(), "traffic.0.load"))
+        train(sc, path, p["episodes"], p["episode"], loads=[load], workloads=None)
+    return path
+
+
+def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, dict]:
+    """(one row per setting × held-out seed, the verdicts) for preset `p` ([*.check_trained])."""
+    p = {"experiment": "check_trained"} | p
+    for key in ("seeds", "train_seeds", "gammas"):
+        if not p.get(key):
+            raise ScenarioError(where(p, key), "give a non-empty list, e.g. [11, 12, 13]")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = [(scenario(s, seed, p), {"setting": s, "seed": seed}) for seed in p["seeds"] for s in settings(p)]
+    for g in p["gammas"]:
+        for ts in p["train_seeds"]:
+            model = model_for(p, g, ts, out)
+            label = f"ACC γ={g} (training seed {ts})"
+            acc = {"gamma": g, "model": str(model), "training": "none"}
+            jobs += [(scenario("ACC", seed, p | {"model": str(model)}, acc), {"setting": label, "seed": seed, "gamma": g,
+                                                                              "train_seed": ts}) for seed in p["seeds"]]
+    raw = run_jobs(jobs, out, EXP, runner, fn=stats).drop(columns=["cache"])
+    raw["reward"] = 0.5 * raw["T"] + 0.5 * raw["D"]  # acc.md §4 with its default weights
+    raw.to_csv(out / "check_trained_runs.csv", index=False)
+    sd = raw.pivot(index="setting", columns="seed", values="slowdown")
+    base = sd.loc[["SECN1", "SECN2"]].min()
+    agents = raw.dropna(subset=["gamma"]).groupby("setting").first()[["gamma", "train_seed"]]
+    beats = {s: bool((sd.loc[s] < base).all()) for s in agents.index}
+    verdict = {"beats_both_every_seed": beats,
+               "models_beating": {g: sum(beats[s] for s in agents.index[agents["gamma"] == g]) for g in p["gammas"]},
+               "models": {g: int((agents["gamma"] == g).sum()) for g in p["gammas"]}}
+    return raw, verdict
+
+
+def check_trained(scale: str = "small", out: str | Path = "results/acc", runner: Runner | None = None, **overrides):
+    """`run` at a scale's preset, with keyword overrides of its keys."""
+    return run(preset(PAPER, "check_trained", scale, **overrides), out, runner)
+
+
+def section(p: dict, out: Path, runner: Runner) -> list[str]:
+    raw, v = run(p, out, runner)
+    per = raw.pivot_table(index="setting", columns="seed", values="slowdown")
+    terms = raw.groupby("setting", sort=False)[["slowdown", "short_slowdown", "T", "D", "reward"]].mean()
+    counts = "; ".join(f"γ = {g}: {v['models_beating'][g]} of {v['models'][g]}" for g in p["gammas"])
+    text = (f"<h2>Check scenario, closed loop (trained on its own seeds)</h2><p>{p['scenario']}: models trained "
+            f"{p['episodes']} × {p['episode']} per discount and training seed, run frozen on held-out seeds "
+            f"{p['seeds']}. Models below both SECN1 and SECN2 on every held-out seed: {counts}.</p>")
+    return [text, "<h3>Mean FCT slowdown per held-out seed</h3>", table(per.reset_index()),
+            "<h3>Means over seeds, with the reward's terms</h3>", table(terms.reset_index())]
