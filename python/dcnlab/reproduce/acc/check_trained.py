@@ -7,8 +7,11 @@ the reward sees, which check.toml's open loop cannot show (there every setting c
 Agents are trained on this scenario's own training seeds (`dcnlab.train`, the offline column of acc.md §5:
 `episodes` × `episode`, the training seed `seed`, `seed` + 1, …) once per discount γ of `gammas` and
 training seed of `train_seeds`, then run frozen (`training = "none"`: the greedy policy alone) on the
-held-out seeds beside SECN1, SECN2 and the preset's fixed grid settings. A model file is named by a hash
-of what made it, so a finished training is reused (training is bit-identical for its inputs)."""
+held-out seeds beside SECN1, SECN2 and the preset's fixed grid settings. Per γ one model is **selected**
+as a practitioner would, by its own objective on seeds that are neither training nor held-out seeds: the
+highest mean reward (acc.md §4 at the bottleneck, from the records) on `validation_seeds`. A model file
+is named by a hash of what made it, so a finished training is reused (training is bit-identical for its
+inputs)."""
 
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ def model_for(p: dict, gamma: float, seed: int, out: Path) -> Path:
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, dict]:
     """(one row per setting × held-out seed, the verdicts) for preset `p` ([*.check_trained])."""
     p = {"experiment": "check_trained"} | p
-    for key in ("seeds", "train_seeds", "gammas"):
+    for key in ("seeds", "train_seeds", "validation_seeds", "gammas"):
         if not p.get(key):
             raise ScenarioError(where(p, key), "give a non-empty list, e.g. [11, 12, 13]")
     out = Path(out)
@@ -53,18 +56,24 @@ def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.Data
             model = model_for(p, g, ts, out)
             label = f"ACC γ={g} (training seed {ts})"
             acc = {"gamma": g, "model": str(model), "training": "none"}
-            jobs += [(scenario("ACC", seed, p | {"model": str(model)}, acc), {"setting": label, "seed": seed, "gamma": g,
-                                                                              "train_seed": ts}) for seed in p["seeds"]]
+            for split, seeds in (("held-out", p["seeds"]), ("validation", p["validation_seeds"])):
+                jobs += [(scenario("ACC", seed, p | {"model": str(model)}, acc),
+                          {"setting": label, "seed": seed, "gamma": g, "train_seed": ts, "split": split}) for seed in seeds]
     raw = run_jobs(jobs, out, EXP, runner, fn=stats).drop(columns=["cache"])
+    raw["split"] = raw["split"].fillna("held-out")
     raw["reward"] = 0.5 * raw["T"] + 0.5 * raw["D"]  # acc.md §4 with its default weights
     raw.to_csv(out / "check_trained_runs.csv", index=False)
-    sd = raw.pivot(index="setting", columns="seed", values="slowdown")
+    val = raw[raw["split"] == "validation"].groupby(["gamma", "setting"])["reward"].mean()
+    selected = {g: val.loc[g].idxmax() for g in p["gammas"]}
+    held = raw[raw["split"] == "held-out"]
+    sd = held.pivot(index="setting", columns="seed", values="slowdown")
     base = sd.loc[["SECN1", "SECN2"]].min()
-    agents = raw.dropna(subset=["gamma"]).groupby("setting").first()[["gamma", "train_seed"]]
+    agents = held.dropna(subset=["gamma"]).groupby("setting").first()[["gamma", "train_seed"]]
     beats = {s: bool((sd.loc[s] < base).all()) for s in agents.index}
     verdict = {"beats_both_every_seed": beats,
                "models_beating": {g: sum(beats[s] for s in agents.index[agents["gamma"] == g]) for g in p["gammas"]},
-               "models": {g: int((agents["gamma"] == g).sum()) for g in p["gammas"]}}
+               "models": {g: int((agents["gamma"] == g).sum()) for g in p["gammas"]},
+               "selected": selected, "selected_beats_both": {g: beats[s] for g, s in selected.items()}}
     return raw, verdict
 
 
@@ -75,11 +84,15 @@ def check_trained(scale: str = "small", out: str | Path = "results/acc", runner:
 
 def section(p: dict, out: Path, runner: Runner) -> list[str]:
     raw, v = run(p, out, runner)
-    per = raw.pivot_table(index="setting", columns="seed", values="slowdown")
-    terms = raw.groupby("setting", sort=False)[["slowdown", "short_slowdown", "T", "D", "reward"]].mean()
+    held = raw[raw["split"] == "held-out"]
+    per = held.pivot_table(index="setting", columns="seed", values="slowdown")
+    terms = held.groupby("setting", sort=False)[["slowdown", "short_slowdown", "T", "D", "reward"]].mean()
     counts = "; ".join(f"γ = {g}: {v['models_beating'][g]} of {v['models'][g]}" for g in p["gammas"])
+    sel = "; ".join(f"γ = {g}: {s} — {'below both' if v['selected_beats_both'][g] else 'not below both'}"
+                    for g, s in v["selected"].items())
     text = (f"<h2>Check scenario, closed loop (trained on its own seeds)</h2><p>{p['scenario']}: models trained "
             f"{p['episodes']} × {p['episode']} per discount and training seed, run frozen on held-out seeds "
-            f"{p['seeds']}. Models below both SECN1 and SECN2 on every held-out seed: {counts}.</p>")
+            f"{p['seeds']}. Models below both SECN1 and SECN2 on every held-out seed: {counts}. Selected by "
+            f"their mean reward on validation seeds {p['validation_seeds']}: {sel}.</p>")
     return [text, "<h3>Mean FCT slowdown per held-out seed</h3>", table(per.reset_index()),
             "<h3>Means over seeds, with the reward's terms</h3>", table(terms.reset_index())]
