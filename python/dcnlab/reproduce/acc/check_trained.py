@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...scenario import FileScenario, ScenarioError, get
-from ...sweep import Runner
+from ...sweep import ProcessRunner, Runner
 from ...train import train
 from .. import preset
 from ..common import run_jobs, table
@@ -42,18 +42,29 @@ def model_for(p: dict, gamma: float, seed: int, out: Path) -> Path:
     return path
 
 
+def _train(job: tuple) -> str:
+    """A runner's job: (preset, γ, training seed, out folder) → the model file, trained if not yet there."""
+    p, gamma, seed, out = job
+    return str(model_for(p, gamma, seed, Path(out)))
+
+
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, dict]:
     """(one row per setting × held-out seed, the verdicts) for preset `p` ([*.check_trained])."""
     p = {"experiment": "check_trained"} | p
-    for key in ("seeds", "train_seeds", "validation_seeds", "gammas"):
+    for key, eg in (("seeds", "[11, 12, 13]"), ("train_seeds", "[100, 200, 300]"), ("validation_seeds", "[21, 22]"),
+                    ("gammas", "[0.9, 0.99]")):
         if not p.get(key):
-            raise ScenarioError(where(p, key), "give a non-empty list, e.g. [11, 12, 13]")
+            raise ScenarioError(where(p, key), f"give a non-empty list, e.g. {eg}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    runner = runner or ProcessRunner()
+    # The trainings first, side by side (each is one process's work; a finished one is reused).
+    todo = [(g, ts) for g in p["gammas"] for ts in p["train_seeds"]]
+    models = dict(zip(todo, runner.map(_train, [(p, g, ts, str(out)) for g, ts in todo])))
     jobs = [(scenario(s, seed, p), {"setting": s, "seed": seed}) for seed in p["seeds"] for s in settings(p)]
     for g in p["gammas"]:
         for ts in p["train_seeds"]:
-            model = model_for(p, g, ts, out)
+            model = models[(g, ts)]
             label = f"ACC γ={g} (training seed {ts})"
             acc = {"gamma": g, "model": str(model), "training": "none"}
             for split, seeds in (("held-out", p["seeds"]), ("validation", p["validation_seeds"])):
