@@ -54,12 +54,12 @@ pub struct Net {
     pub n_hosts: u32,
     /// First port and port count of every node (hosts first).
     pub node_ports: Vec<(u32, u32)>,
-    /// Per (switch, destination host): a range of `route_ports` (every neighbour one hop closer).
-    pub routes: Vec<(u32, u32)>,
+    /// The route sets' ports, set after set (each set: every neighbour one hop closer to a destination).
     pub route_ports: Vec<u32>,
-    /// The same routes as the packet path reads them (`route`): where a set is a run of consecutive port
-    /// numbers (one port, or a switch's up-links), (first port, count | `RUN`), so the port is found
-    /// without a second, dependent load; else `routes`' entry.
+    /// Per (switch, destination host), the set as the packet path reads it (`route`): where the set is a
+    /// run of consecutive port numbers (one port, or a switch's up-links), (first port, count | `RUN`), so
+    /// the port is found without a second, dependent load; else (start, count) of its range of
+    /// `route_ports`. [`Net::route_set`] lists a set's ports either way.
     pub hot_routes: Vec<(u32, u32)>,
     pub ecmp_packet: bool,
     /// A packet's port at the next switch is found when it is sent (`link::Flight`): per-flow ECMP on a
@@ -99,6 +99,14 @@ impl Net {
         (port < np).then_some(p0 + port)
     }
 
+    /// The ports of the route set at switch `s` toward host `dst`, in order.
+    pub fn route_set(&self, s: u32, dst: u32) -> impl Iterator<Item = u32> + '_ {
+        let (start, len) = self.hot_routes[s as usize * self.n_hosts as usize + dst as usize];
+        let count = len & !RUN;
+        let (run, listed) = if len & RUN != 0 { (start..start + count, &[][..]) } else { (0..0, &self.route_ports[start as usize..(start + count) as usize]) };
+        run.chain(listed.iter().copied())
+    }
+
     /// The longest round trip between two hosts on the empty network, as the `flows` table's base RTT
     /// counts it (a full packet out, a minimum frame back: serialisation and propagation per hop), over
     /// every route a packet may take, and the most switches a path crosses. The round trip is the
@@ -118,14 +126,9 @@ impl Net {
                 return v;
             }
             let n_hosts = net.n_hosts as usize;
-            let ports: &[u32] = if n < n_hosts {
-                std::slice::from_ref(&net.node_ports[n].0)
-            } else {
-                let (start, len) = net.routes[(n - n_hosts) * n_hosts + dst];
-                &net.route_ports[start as usize..(start + len) as usize]
-            };
+            let ports: Vec<u32> = if n < n_hosts { vec![net.node_ports[n].0] } else { net.route_set((n - n_hosts) as u32, dst as u32).collect() };
             let mut best = (0, 0, 0);
-            for &p in ports {
+            for p in ports {
                 let port = &net.ports[p as usize];
                 let next = key(port.peer_owner);
                 let (a, b, h) = if next == dst { (0, 0, 0) } else { to(net, next, dst, memo, key) };

@@ -157,9 +157,10 @@ mod tests {
         assert_eq!(hot_routes(&[(0, 2)], &[4, 6]), vec![(0, 2)], "a gap is not a run");
     }
 
-    /// The packet path's table picks, for every switch, destination and hash, the port the route set picks
-    /// (the multiply-shift over `route_ports`), on a fat-tree and a leaf-spine (runs of up-links), each
-    /// with D-mod-k too (single ports).
+    /// The route sets are every neighbour one hop closer to the destination (by a breadth-first search of
+    /// the links here; D-mod-k keeps one of them), and the packet path's table picks, for every switch,
+    /// destination and hash, the set's port the multiply-shift gives — on a fat-tree and a leaf-spine
+    /// (runs of up-links), each with D-mod-k too (single ports).
     #[test]
     fn route_picks_what_the_route_sets_give() {
         for topo in [
@@ -170,15 +171,42 @@ mod tests {
                 let text = format!("seed = 1\nstop = {{ time = \"1us\" }}\n[topology]\n{topo}\n[switch]\n{ecmp}\n");
                 let sim = Sim::from_toml(&text).unwrap();
                 let n = &sim.net;
+                let nodes = n.node_ports.len();
+                let peer = |p: u32| n.node_id(n.ports[p as usize].peer_owner) as usize;
                 let mut runs = 0;
-                for s in 0..n.switches.len() as u32 {
-                    for dst in 0..n.n_hosts {
-                        let (start, len) = n.routes[(s * n.n_hosts + dst) as usize];
+                for dst in 0..n.n_hosts {
+                    // Hops from every node to `dst`.
+                    let mut dist = vec![u32::MAX; nodes];
+                    dist[dst as usize] = 0;
+                    let mut frontier = vec![dst as usize];
+                    while !frontier.is_empty() {
+                        let mut next = Vec::new();
+                        for &v in &frontier {
+                            let (p0, np) = n.node_ports[v];
+                            for w in (p0..p0 + np).map(peer) {
+                                if dist[w] == u32::MAX {
+                                    dist[w] = dist[v] + 1;
+                                    next.push(w);
+                                }
+                            }
+                        }
+                        frontier = next;
+                    }
+                    for s in 0..n.switches.len() as u32 {
+                        let node = (n.n_hosts + s) as usize;
+                        let set: Vec<u32> = n.route_set(s, dst).collect();
+                        let (p0, np) = n.node_ports[node];
+                        let closer: Vec<u32> = (p0..p0 + np).filter(|&p| dist[peer(p)] + 1 == dist[node]).collect();
+                        if ecmp.is_empty() {
+                            assert_eq!(set, closer, "{text} s{s} d{dst}");
+                        } else {
+                            assert!(set.len() == 1 && closer.contains(&set[0]), "{text} s{s} d{dst}: {set:?} of {closer:?}");
+                        }
                         runs += (n.hot_routes[(s * n.n_hosts + dst) as usize].1 & RUN != 0) as u32;
                         for hash in [0u32, 1, 0x9e37_79b9, u32::MAX] {
                             let h = (mix64(hash as u64 ^ n.switches[s as usize].salt) >> 32) as u32;
-                            let k = ((h as u64 * len as u64) >> 32) as u32;
-                            assert_eq!(sim.route(s, dst, hash), n.route_ports[(start + k) as usize], "{text} s{s} d{dst}");
+                            let k = ((h as u64 * set.len() as u64) >> 32) as usize;
+                            assert_eq!(sim.route(s, dst, hash), set[k], "{text} s{s} d{dst}");
                         }
                     }
                 }

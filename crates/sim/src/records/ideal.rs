@@ -190,9 +190,9 @@ impl Sim {
                         }
                     }
                     Owner::Switch(s) => {
-                        let (start, len) = net.routes[s as usize * net.n_hosts as usize + dst as usize];
-                        many |= len > 1;
-                        for &p in &net.route_ports[start as usize..(start + len) as usize] {
+                        let set: Vec<u32> = net.route_set(s, dst).collect();
+                        many |= set.len() > 1;
+                        for p in set {
                             let (o, l) = hop(p, lat);
                             let key = match o {
                                 Owner::Host(h) => h,

@@ -239,7 +239,6 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         switches,
         n_hosts,
         node_ports,
-        routes,
         route_ports,
         hot_routes,
         ecmp_packet: sw.ecmp == Ecmp::Packet,
