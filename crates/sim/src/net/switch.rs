@@ -147,6 +147,8 @@ impl Sim {
 mod tests {
     use crate::net::{hot_routes, RUN};
     use crate::rng::mix64;
+    use crate::config::Scenario;
+    use crate::net::topology::Topo;
     use crate::sim::Sim;
 
     #[test]
@@ -157,8 +159,8 @@ mod tests {
         assert_eq!(hot_routes(&[(0, 2)], &[4, 6]), vec![(0, 2)], "a gap is not a run");
     }
 
-    /// The route sets are every neighbour one hop closer to the destination (by a breadth-first search of
-    /// the links here; D-mod-k keeps one of them), and the packet path's table picks, for every switch,
+    /// The route sets are every neighbour one hop closer to the destination (by the topology's hop
+    /// distances, `Topo::dist_to`; D-mod-k keeps one of them), and the packet path's table picks, for every switch,
     /// destination and hash, the set's port the multiply-shift gives — on a fat-tree and a leaf-spine
     /// (runs of up-links), each with D-mod-k too (single ports).
     #[test]
@@ -170,28 +172,13 @@ mod tests {
             for ecmp in ["", "ecmp = \"d_mod_k\""] {
                 let text = format!("seed = 1\nstop = {{ time = \"1us\" }}\n[topology]\n{topo}\n[switch]\n{ecmp}\n");
                 let sim = Sim::from_toml(&text).unwrap();
+                let topo = Topo::build(&Scenario::from_toml(&text).unwrap().topology).unwrap();
+                let adj = topo.adjacency();
                 let n = &sim.net;
-                let nodes = n.node_ports.len();
                 let peer = |p: u32| n.node_id(n.ports[p as usize].peer_owner) as usize;
                 let mut runs = 0;
                 for dst in 0..n.n_hosts {
-                    // Hops from every node to `dst`.
-                    let mut dist = vec![u32::MAX; nodes];
-                    dist[dst as usize] = 0;
-                    let mut frontier = vec![dst as usize];
-                    while !frontier.is_empty() {
-                        let mut next = Vec::new();
-                        for &v in &frontier {
-                            let (p0, np) = n.node_ports[v];
-                            for w in (p0..p0 + np).map(peer) {
-                                if dist[w] == u32::MAX {
-                                    dist[w] = dist[v] + 1;
-                                    next.push(w);
-                                }
-                            }
-                        }
-                        frontier = next;
-                    }
+                    let dist = topo.dist_to(&adj, dst);
                     for s in 0..n.switches.len() as u32 {
                         let node = (n.n_hosts + s) as usize;
                         let set: Vec<u32> = n.route_set(s, dst).collect();

@@ -209,7 +209,8 @@ impl Topo {
         self.n_nodes() - 1
     }
 
-    fn adjacency(&self) -> Vec<Vec<u32>> {
+    /// Each node's neighbours, in the order the links are listed.
+    pub(crate) fn adjacency(&self) -> Vec<Vec<u32>> {
         let mut adj = vec![vec![]; self.n_nodes() as usize];
         for &(a, b, _) in &self.links {
             adj[a as usize].push(b);

@@ -186,11 +186,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         }
     }
     // Routing: for each switch and destination host, every neighbour one hop closer.
-    let mut adj = vec![vec![]; n_nodes];
-    for &(a, b, _) in &topo.links {
-        adj[a as usize].push(b);
-        adj[b as usize].push(a);
-    }
+    let adj = topo.adjacency();
     let n_sw = n_nodes - n_hosts as usize;
     let mut routes = vec![(0u32, 0u32); n_sw * n_hosts as usize];
     let mut route_ports = Vec::new();

@@ -66,13 +66,12 @@ def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.Data
         for ts in p["train_seeds"]:
             model = models[(g, ts)]
             label = f"ACC γ={g} (training seed {ts})"
-            acc = {"gamma": g, "model": str(model), "training": "none"}
+            acc = {"gamma": g, "training": "none"}
             for split, seeds in (("held-out", p["seeds"]), ("validation", p["validation_seeds"])):
                 jobs += [(scenario("ACC", seed, p | {"model": str(model)}, acc),
                           {"setting": label, "seed": seed, "gamma": g, "train_seed": ts, "split": split}) for seed in seeds]
     raw = run_jobs(jobs, out, EXP, runner, fn=stats).drop(columns=["cache"])
     raw["split"] = raw["split"].fillna("held-out")
-    raw["reward"] = 0.5 * raw["T"] + 0.5 * raw["D"]  # acc.md §4 with its default weights
     raw.to_csv(out / "check_trained_runs.csv", index=False)
     val = raw[raw["split"] == "validation"].groupby(["gamma", "setting"])["reward"].mean()
     selected = {g: val.loc[g].idxmax() for g in p["gammas"]}
