@@ -485,8 +485,10 @@ impl Sim {
         let now = self.now();
         let Some(slot) = self.hosts.slots.get_mut(sid as usize).filter(|s| s.live && s.flow == flow) else { return };
         let mut out = std::mem::take(&mut self.hosts.outbox);
-        slot.conn.departed(payload, now, &mut out);
-        self.flush(sid, &mut out);
+        if slot.conn.departed(payload, now, &mut out) {
+            self.flush(sid, &mut out);
+        }
+        debug_assert!(out.is_empty(), "a connection that only counted a departure sent something");
         self.hosts.outbox = out;
     }
 

@@ -46,8 +46,12 @@ pub trait Transport {
     }
     /// A packet of this flow reached its receiver. Returns true when the flow just completed.
     fn at_receiver(&mut self, now: Time, pkt: &Packet, out: &mut Vec<Out>) -> bool;
-    /// One of the sender's data packets left its host's NIC.
-    fn departed(&mut self, _payload: u32, _now: Time, _out: &mut Vec<Out>) {}
+    /// One of the sender's data packets left its host's NIC. Returns whether the connection may have done
+    /// more than count it (sent, or changed a timer): only then does the host send `out` and look at the
+    /// timers, which for most departures would cost more than the count itself.
+    fn departed(&mut self, _payload: u32, _now: Time, _out: &mut Vec<Out>) -> bool {
+        false
+    }
     /// Timer `i` (0-based, fewer than [`MAX_TIMERS`]).
     fn timer(&mut self, i: usize) -> Option<&mut Timer>;
     /// Event-queue entries the timers need now (`Timer::needs_entry` of each, in timer order).
@@ -262,7 +266,7 @@ macro_rules! registry {
                 match self { $( Connection::$variant(c) => c.at_receiver(now, pkt, out), )* }
             }
             #[inline]
-            fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+            fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) -> bool {
                 match self { $( Connection::$variant(c) => c.departed(payload, now, out), )* }
             }
             #[inline]

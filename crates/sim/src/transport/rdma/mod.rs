@@ -440,11 +440,12 @@ impl Transport for Conn {
     }
     /// The queue pair's packet left the NIC: the next one may follow at its pacing departure.
     #[inline]
-    fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+    fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) -> bool {
         self.in_nic = false;
         self.last_departure = Some((now, payload + self.p.hdr));
         self.try_send(now, out);
         self.sync();
+        true
     }
     /// Timer 0: pacing and rate control; timer 1: retransmission timeout.
     #[inline]

@@ -377,13 +377,15 @@ impl Conn {
         true
     }
 
-    /// One of this connection's data packets left its host's NIC (TSQ): send what was held back.
-    pub fn on_host_departure(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+    /// One of this connection's data packets left its host's NIC (TSQ): send what was held back. Returns
+    /// whether anything was held back (only then may it have sent).
+    pub fn on_host_departure(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) -> bool {
         let blocked = self.host_queued + self.p.mss as u64 > self.p.tsq_limit;
         self.host_queued -= payload as u64;
         if blocked {
             self.try_send(now, out);
         }
+        blocked
     }
 
     /// The retransmission timer expired.
@@ -521,7 +523,7 @@ impl Transport for Conn {
         self.on_data(now, pkt, out)
     }
     #[inline]
-    fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) {
+    fn departed(&mut self, payload: u32, now: Time, out: &mut Vec<Out>) -> bool {
         self.on_host_departure(payload, now, out)
     }
     /// Timer 0 is the retransmission timer, 1 the delayed-ACK timer.
