@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,7 @@ def test_episodes_continue_one_model_and_it_reloads(tmp_path: Path):
     second = out.read_bytes()
     assert second != first, "training went on from the saved model and changed it"
     assert not list(tmp_path.glob(".m.model.partial-*")), "no partial file left"
+    assert not list(tmp_path.glob(".m.model.state*")), "no training-state file left"
     # A frozen run loads it; the same model gives the same decisions.
     frozen = {"switch.controller.training": "none", "switch.controller.model": str(out), "stop.time": "3ms"}
     a = dcnlab.run(FileScenario.open(scenario(tmp_path)).with_overrides(frozen))
@@ -107,3 +109,18 @@ def test_an_episode_runs_its_stretch_of_the_schedule(tmp_path: Path, monkeypatch
     # own; the scenario's own sync_period ("2ms") and upload_every (2) win.
     assert all(c["upload_every"] == 2 and c["sync_batches"] == 1 and c["train_every"] == 2**62 and c["sync_period"] == "2ms" for c in seen)
     assert t["epsilon"].tolist() == [1.0, 0.525]
+    # One learner across the episodes: each saves its training state, the next resumes from it.
+    assert "train_state" not in seen[0] and seen[1]["train_state"].endswith(".m.state-" + str(os.getpid()))
+    assert all(c["save_train_state"] for c in seen)
+
+
+def test_without_the_carried_state_the_training_differs(tmp_path: Path):
+    # The second episode resumes the first's memory, target network and optimiser: a different model from
+    # one whose second episode starts afresh (the behaviour before the state was carried).
+    sc = FileScenario.open(scenario(tmp_path))
+    kw = dict(episodes=2, episode="8ms", loads=[0.7], workloads=None)
+    train(sc, tmp_path / "a", **kw)
+    train(sc, tmp_path / "b", carry_state=False, **kw)
+    train(sc, tmp_path / "c", **kw)
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "c").read_bytes(), "deterministic"
+    assert (tmp_path / "a").read_bytes() != (tmp_path / "b").read_bytes()
