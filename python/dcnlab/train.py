@@ -15,12 +15,12 @@ same interval), and exploration that decays linearly over the whole training —
 episode to 0.05 at `explore` of the episodes (default 60 %), then 0.05 — carried across episodes by giving
 each its own stretch of the schedule.
 
-The episodes are separate runs, and the learner lives on across them (`carry_state`, default on): each
-episode saves the central learner's training state — the global replay memory, the target network, Adam's
-moments and step count (`save_train_state`) — and the next resumes from it (`train_state`), so the
-training has one global memory and one learner as acc.md §5–§6 describe. Without it (the behaviour before
-2026-11-28) every 200 ms episode started with an empty memory, fresh optimiser moments and a target network
-that was never copied (400 steps < C = 500), and the trained policy depended on the seed
+The episodes are separate runs: each starts with an empty global memory, fresh optimiser moments and a
+target network that is never copied within 200 ms (400 steps < C = 500). With `carry_state` the learner
+lives on across them instead — each episode saves the central learner's training state (the global replay
+memory, the target network, Adam's moments and step count: `save_train_state`) and the next resumes from
+it (`train_state`), one global memory and one learner as acc.md §5–§6 describe. It is off by default:
+measured, it did not make training more reliable and it made the pool model lax on the closed-loop check
 (experiments/acc/README.md, "Why training was bimodal").
 """
 
@@ -84,7 +84,7 @@ def train(
     workloads: Sequence[str] | None = WORKLOADS,
     progress: Callable[[int, dict], None] | None = None,
     explore: float = 0.6,
-    carry_state: bool = True,
+    carry_state: bool = False,
 ) -> pd.DataFrame:
     """Run `episodes` episodes and leave the learnt model in `out` (written atomically after each
     episode, so an interrupted training keeps the last whole model)."""

@@ -101,7 +101,8 @@ def test_an_episode_runs_its_stretch_of_the_schedule(tmp_path: Path, monkeypatch
         return real(sc)
 
     monkeypatch.setattr(tr, "run", spy)
-    t = train(FileScenario.open(scenario(tmp_path)), tmp_path / "m", episodes=2, episode="2ms", loads=[0.5], workloads=None, explore=1.0)
+    t = train(FileScenario.open(scenario(tmp_path)), tmp_path / "m", episodes=2, episode="2ms", loads=[0.5], workloads=None, explore=1.0,
+              carry_state=True)
     # 2 ms of 500 µs decisions per episode; the scenario's own warmup = 8 is kept.
     assert [(c["epsilon_start"], c["epsilon_end"], c["epsilon_decisions"]) for c in seen] == [(1.0, 0.525, 4), (0.525, 0.05, 4)]
     assert all(c["lr"] == 1e-3 and c["batch"] == 64 and c["warmup"] == 8 for c in seen)
@@ -114,13 +115,13 @@ def test_an_episode_runs_its_stretch_of_the_schedule(tmp_path: Path, monkeypatch
     assert all(c["save_train_state"] for c in seen)
 
 
-def test_without_the_carried_state_the_training_differs(tmp_path: Path):
-    # The second episode resumes the first's memory, target network and optimiser: a different model from
-    # one whose second episode starts afresh (the behaviour before the state was carried).
+def test_a_carried_state_changes_the_training(tmp_path: Path):
+    # With carry_state the second episode resumes the first's memory, target network and optimiser: a
+    # different model from one whose second episode starts afresh (the default).
     sc = FileScenario.open(scenario(tmp_path))
     kw = dict(episodes=2, episode="8ms", loads=[0.7], workloads=None)
-    train(sc, tmp_path / "a", **kw)
-    train(sc, tmp_path / "b", carry_state=False, **kw)
-    train(sc, tmp_path / "c", **kw)
+    train(sc, tmp_path / "a", carry_state=True, **kw)
+    train(sc, tmp_path / "b", **kw)
+    train(sc, tmp_path / "c", carry_state=True, **kw)
     assert (tmp_path / "a").read_bytes() == (tmp_path / "c").read_bytes(), "deterministic"
     assert (tmp_path / "a").read_bytes() != (tmp_path / "b").read_bytes()
