@@ -14,6 +14,14 @@ to every agent at once (the agents take no steps of their own: the push would ov
 same interval), and exploration that decays linearly over the whole training — ε from 1.0 at the first
 episode to 0.05 at `explore` of the episodes (default 60 %), then 0.05 — carried across episodes by giving
 each its own stretch of the schedule.
+
+The episodes are separate runs: each starts with an empty global memory, fresh optimiser moments and a
+target network that is never copied within 200 ms (400 steps < C = 500). With `carry_state` the learner
+lives on across them instead — each episode saves the central learner's training state (the global replay
+memory, the target network, Adam's moments and step count: `save_train_state`) and the next resumes from
+it (`train_state`), one global memory and one learner as acc.md §5–§6 describe. It is off by default:
+measured, it did not make training more reliable and it made the pool model lax on the closed-loop check
+(experiments/acc/README.md, "Why training was bimodal").
 """
 
 from __future__ import annotations
@@ -76,6 +84,7 @@ def train(
     workloads: Sequence[str] | None = WORKLOADS,
     progress: Callable[[int, dict], None] | None = None,
     explore: float = 0.6,
+    carry_state: bool = False,
 ) -> pd.DataFrame:
     """Run `episodes` episodes and leave the learnt model in `out` (written atomically after each
     episode, so an interrupted training keeps the last whole model)."""
@@ -92,6 +101,8 @@ def train(
     if not out.parent.is_dir():
         raise ScenarioError("-o", f"the folder {out.parent} does not exist")
     tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    state = out.with_name(f".{out.name}.state-{os.getpid()}")
+    tmp_state = out.with_name(f".{out.name}.state-partial-{os.getpid()}")
     seed = int(get(scenario.as_dict(), "seed")) if "seed" in scenario.as_dict() else 1
     rows = []
     for e in range(episodes):
@@ -113,9 +124,20 @@ def train(
             changes["traffic.0.sizes"] = workloads[e % len(workloads)]
         if out.exists():
             changes["switch.controller.model"] = str(out)
+        if carry_state:
+            changes["switch.controller.save_train_state"] = str(tmp_state)
+            if e > 0:
+                changes["switch.controller.train_state"] = str(state)
         start = time.perf_counter()
-        res = run(override(scenario, changes))
+        try:
+            res = run(override(scenario, changes))
+        except BaseException:
+            for f in (tmp_state, state):
+                f.unlink(missing_ok=True)
+            raise
         os.replace(tmp, out)
+        if carry_state:
+            os.replace(tmp_state, state)
         steps = res.controller_steps
         row = {
             "episode": e,
@@ -132,4 +154,5 @@ def train(
         rows.append(row)
         if progress:
             progress(e, row)
+    state.unlink(missing_ok=True)
     return pd.DataFrame(rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,7 @@ def test_episodes_continue_one_model_and_it_reloads(tmp_path: Path):
     second = out.read_bytes()
     assert second != first, "training went on from the saved model and changed it"
     assert not list(tmp_path.glob(".m.model.partial-*")), "no partial file left"
+    assert not list(tmp_path.glob(".m.model.state*")), "no training-state file left"
     # A frozen run loads it; the same model gives the same decisions.
     frozen = {"switch.controller.training": "none", "switch.controller.model": str(out), "stop.time": "3ms"}
     a = dcnlab.run(FileScenario.open(scenario(tmp_path)).with_overrides(frozen))
@@ -99,7 +101,8 @@ def test_an_episode_runs_its_stretch_of_the_schedule(tmp_path: Path, monkeypatch
         return real(sc)
 
     monkeypatch.setattr(tr, "run", spy)
-    t = train(FileScenario.open(scenario(tmp_path)), tmp_path / "m", episodes=2, episode="2ms", loads=[0.5], workloads=None, explore=1.0)
+    t = train(FileScenario.open(scenario(tmp_path)), tmp_path / "m", episodes=2, episode="2ms", loads=[0.5], workloads=None, explore=1.0,
+              carry_state=True)
     # 2 ms of 500 µs decisions per episode; the scenario's own warmup = 8 is kept.
     assert [(c["epsilon_start"], c["epsilon_end"], c["epsilon_decisions"]) for c in seen] == [(1.0, 0.525, 4), (0.525, 0.05, 4)]
     assert all(c["lr"] == 1e-3 and c["batch"] == 64 and c["warmup"] == 8 for c in seen)
@@ -107,3 +110,18 @@ def test_an_episode_runs_its_stretch_of_the_schedule(tmp_path: Path, monkeypatch
     # own; the scenario's own sync_period ("2ms") and upload_every (2) win.
     assert all(c["upload_every"] == 2 and c["sync_batches"] == 1 and c["train_every"] == 2**62 and c["sync_period"] == "2ms" for c in seen)
     assert t["epsilon"].tolist() == [1.0, 0.525]
+    # One learner across the episodes: each saves its training state, the next resumes from it.
+    assert "train_state" not in seen[0] and seen[1]["train_state"].endswith(".m.state-" + str(os.getpid()))
+    assert all(c["save_train_state"] for c in seen)
+
+
+def test_a_carried_state_changes_the_training(tmp_path: Path):
+    # With carry_state the second episode resumes the first's memory, target network and optimiser: a
+    # different model from one whose second episode starts afresh (the default).
+    sc = FileScenario.open(scenario(tmp_path))
+    kw = dict(episodes=2, episode="8ms", loads=[0.7], workloads=None)
+    train(sc, tmp_path / "a", carry_state=True, **kw)
+    train(sc, tmp_path / "b", **kw)
+    train(sc, tmp_path / "c", carry_state=True, **kw)
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "c").read_bytes(), "deterministic"
+    assert (tmp_path / "a").read_bytes() != (tmp_path / "b").read_bytes()

@@ -33,7 +33,10 @@ from .common import EXP, PAPER, where
 def model_for(p: dict, gamma: float, seed: int, out: Path) -> Path:
     """Train (or reuse) the model of discount `gamma` and training seed `seed`; returns its file."""
     ctl = {"kind": "acc", "gamma": gamma} | dict(p.get("acc", {}))
-    spec = {"scenario": p["scenario"], "ctl": ctl, "seed": seed, "episodes": p["episodes"], "episode": p["episode"]}
+    # `trainer`: 2 since the branching head's greedy is the best valid setting (models of the earlier
+    # trainer are not reused).
+    spec = {"scenario": p["scenario"], "ctl": ctl, "seed": seed, "episodes": p["episodes"], "episode": p["episode"],
+            "trainer": 2}
     path = out / f"check_trained_{hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]}.bin"
     if not path.is_file():
         sc = FileScenario.open(EXP / p["scenario"]).with_overrides({"switch.controller": ctl, "seed": seed})

@@ -4,7 +4,7 @@
 
 use super::ddqn::{Head, Learner};
 use super::nn::{flops, n_params, Acts, Mlp, F};
-use super::replay::{Replay, Transition};
+use super::replay::{NStep, Replay, Transition};
 use super::central::{CentralAgent, Layout};
 use super::{Meta, Params, Training, FEATURES};
 use crate::aqm::{red, Aqm, AqmCfg, MarkAt, NonEct};
@@ -45,6 +45,8 @@ pub struct Agent {
     prev_action: Option<usize>,
     learner: Option<Learner>,
     mem: Option<Replay>,
+    /// `n_step`: the transitions waiting for their n-step return.
+    nstep: NStep,
     /// Transitions stored since the last upload.
     fresh: usize,
     pub decisions: u64,
@@ -84,6 +86,10 @@ pub struct Acc {
     pub transitions_shared: u64,
     /// `save_model`: where the learnt model goes when the run ends.
     pub save_to: Option<String>,
+    /// `train_state`: the central learner's state and memory to resume from (used at the first tick).
+    pub resume: Option<super::train_state::TrainState>,
+    /// `save_train_state`: where the central learner's state goes when the run ends.
+    pub save_state_to: Option<String>,
     /// Decisions made by the host program (`dcnlab.rl`) instead of the agents' networks.
     external: Option<External>,
     /// `mode = "centralized"`: the one agent that decides for every queue (no per-queue agents then).
@@ -110,7 +116,7 @@ pub(super) struct Sample {
 impl Acc {
     pub fn new(p: Params, init: Option<Mlp>, templates: Vec<Template>) -> Acc {
         let (agents, central, frozen, acts, idx) = (Vec::new(), None, None, Acts::default(), Vec::new());
-        Acc { p, init, templates, agents, central, frozen, acts, idx, transitions_shared: 0, save_to: None, external: None, central_agent: None }
+        Acc { p, init, templates, agents, central, frozen, acts, idx, transitions_shared: 0, save_to: None, resume: None, save_state_to: None, external: None, central_agent: None }
     }
 
     /// Decide through one centralized agent over these port groups (`central.rs`) instead of one agent
@@ -222,15 +228,21 @@ impl Acc {
                 prev_action: None,
                 learner: learns.then(|| Learner::new(init.clone(), p.hyper.lr)),
                 mem: learns.then(|| Replay::new(dim, p.replay)),
+                nstep: NStep::new(p.hyper.n_step, p.hyper.gamma),
                 fresh: 0,
                 decisions: 0,
                 last: Step::default(),
             })
             .collect();
         if matches!(p.training, Training::Shared | Training::FromScratch) {
+            let mut learner = Learner::new(init.clone(), p.hyper.lr);
+            let mem = match self.resume.take() {
+                Some(st) => st.restore(&mut learner),
+                None => Replay::new(dim, p.global_replay),
+            };
             self.central = Some(Central {
-                learner: Learner::new(init.clone(), p.hyper.lr),
-                mem: Replay::new(dim, p.global_replay),
+                learner,
+                mem,
                 rng: rng::stream(seed, "acc", 1),
                 next_sync: p.sync_period,
                 steps: 0,
@@ -341,10 +353,14 @@ impl Acc {
         }
         if let Some(a) = ag.prev_action {
             step.reward = Some(reward);
-            // An idle queue before and after carries no signal: not stored (acc.md §5).
-            if let (Some(mem), false) = (ag.mem.as_mut(), ag.idle && idle_now) {
-                mem.push(Transition { s: &s_prev, a, r: reward, s2: &ag.state });
-                ag.fresh += 1;
+            // An idle queue before and after carries no signal: not stored (acc.md §5), and with n-step
+            // returns it breaks the sequence.
+            if let Some(mem) = ag.mem.as_mut() {
+                if ag.idle && idle_now {
+                    ag.nstep.clear();
+                } else if ag.nstep.push(Transition { s: &s_prev, a, r: reward, s2: &ag.state }, mem) {
+                    ag.fresh += 1;
+                }
             }
         }
         ag.idle = idle_now;
@@ -445,10 +461,14 @@ impl Control for Acc {
 
     /// `save_model`: the learnt model to its file.
     fn on_end(&mut self) -> Result<(), String> {
-        match &self.save_to {
-            Some(path) => self.save_model(path, 0).map_err(|e| format!("save_model `{path}`: {e}")),
-            None => Ok(()),
+        if let Some(path) = &self.save_to {
+            self.save_model(path, 0).map_err(|e| format!("save_model `{path}`: {e}"))?;
         }
+        if let Some(path) = &self.save_state_to {
+            let c = self.central.as_ref().ok_or("save_train_state: no central learner yet (the agents start at their first tick)")?;
+            super::train_state::save(path, &c.learner, &c.mem).map_err(|e| format!("save_train_state `{path}`: {e}"))?;
+        }
+        Ok(())
     }
 
     fn report(&self) -> Vec<(&'static str, f64)> {

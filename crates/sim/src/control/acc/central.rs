@@ -125,10 +125,13 @@ pub(super) fn refuse_distributed_keys(c: &Cfg, field: &str) -> Result<(), Config
         ("sync_batches", c.sync_batches.is_some()),
         ("model", c.model.is_some()),
         ("save_model", c.save_model.is_some()),
+        ("train_state", c.train_state.is_some()),
+        ("save_train_state", c.save_train_state.is_some()),
         ("head", c.head != HeadKind::Full),
     ];
     let Some((k, _)) = given.iter().find(|(_, g)| *g) else { return Ok(()) };
     let why = match *k {
+        "train_state" | "save_train_state" => "training-state files hold the central learner of distributed `shared`/`from_scratch`",
         "model" | "save_model" => "model files hold distributed agents' networks; the centralized agent starts from the seed",
         "head" => "the centralized agent has one Q-value per joint action (head = \"full\")",
         _ => "the centralized agent is one agent and shares with no one (it learns from its own memory of `replay` transitions)",

@@ -10,7 +10,10 @@
 //!
 //! The Q head is the full 1100-way output (one Q-value per grid setting) or the factored
 //! "branching" head of acc.md §5: three heads (Kmin level, Kmax level, Pmax), Q = the sum of the three
-//! chosen entries, a greedy `Kmin > Kmax` resolved by swapping.
+//! chosen entries. Its greedy action is the valid setting (`Kmin ≤ Kmax`) of highest Q; acc.md's rule —
+//! each head's own argmax, a `Kmin > Kmax` pair swapped — is kept as `branching_greedy = "swap"`: the
+//! swapped pair is not the maximum, and it trapped training (experiments/acc/README.md, "Why training
+//! was bimodal").
 
 use super::grid::Grid;
 use super::nn::{clip_global_norm, huber, Acts, Adam, Mlp, F};
@@ -21,15 +24,16 @@ use super::replay::{Replay, Transition};
 pub enum Head {
     /// One output per action.
     Full { actions: usize },
-    /// `levels` Kmin outputs, `levels` Kmax outputs, `pmax` outputs.
-    Branching { grid: Grid },
+    /// `levels` Kmin outputs, `levels` Kmax outputs, `pmax` outputs; `swap`: the greedy action is each
+    /// head's argmax with an invalid pair swapped (acc.md §5) instead of the best valid setting.
+    Branching { grid: Grid, swap: bool },
 }
 
 impl Head {
     pub fn outputs(&self) -> usize {
         match self {
             Head::Full { actions } => *actions,
-            Head::Branching { grid } => 2 * grid.levels.len() + grid.pmax.len(),
+            Head::Branching { grid, .. } => 2 * grid.levels.len() + grid.pmax.len(),
         }
     }
 
@@ -44,7 +48,7 @@ impl Head {
     pub fn q(&self, out: &[F], a: usize) -> F {
         match self {
             Head::Full { .. } => out[a],
-            Head::Branching { grid } => {
+            Head::Branching { grid, .. } => {
                 let (i, j, p) = grid.parts(a);
                 let n = grid.levels.len();
                 out[i] + out[n + j] + out[2 * n + p]
@@ -56,7 +60,7 @@ impl Head {
     pub fn dq(&self, a: usize, g: F, dout: &mut [F]) {
         match self {
             Head::Full { .. } => dout[a] += g,
-            Head::Branching { grid } => {
+            Head::Branching { grid, .. } => {
                 let (i, j, p) = grid.parts(a);
                 let n = grid.levels.len();
                 dout[i] += g;
@@ -66,14 +70,32 @@ impl Head {
         }
     }
 
-    /// The greedy action (first maximum on ties).
+    /// The greedy action (first maximum on ties). Branching: the valid (Kmin level ≤ Kmax level) pair of
+    /// highest Kmin + Kmax entries — for each Kmax level j the best Kmin level up to j, a running maximum —
+    /// and the best Pmax; with `swap`, each head's argmax, a Kmin above the Kmax swapped (acc.md §5).
     pub fn greedy(&self, out: &[F]) -> usize {
         match self {
             Head::Full { .. } => argmax(out),
-            Head::Branching { grid } => {
+            Head::Branching { grid, swap } => {
                 let n = grid.levels.len();
-                let (i, j, p) = (argmax(&out[..n]), argmax(&out[n..2 * n]), argmax(&out[2 * n..]));
-                grid.action(i.min(j), i.max(j), p)
+                let p = argmax(&out[2 * n..]);
+                if *swap {
+                    let (i, j) = (argmax(&out[..n]), argmax(&out[n..2 * n]));
+                    return grid.action(i.min(j), i.max(j), p);
+                }
+                let (mut best_i, mut best) = (0, (0, 0));
+                let mut best_q = F::NEG_INFINITY;
+                for j in 0..n {
+                    if out[j] > out[best_i] {
+                        best_i = j;
+                    }
+                    let q = out[best_i] + out[n + j];
+                    if q > best_q {
+                        best_q = q;
+                        best = (best_i, j);
+                    }
+                }
+                grid.action(best.0, best.1, p)
             }
         }
     }
@@ -99,6 +121,16 @@ pub struct Hyper {
     pub huber_delta: F,
     /// Training steps between hard copies of the online network into the target network.
     pub target_sync: u64,
+    /// n of n-step returns: every stored transition's reward is `r_t + γ r_{t+1} + … + γ^{n−1} r_{t+n−1}`
+    /// and its next state `s_{t+n}` (`replay::NStep`), so the target bootstraps with γ^n.
+    pub n_step: usize,
+}
+
+impl Hyper {
+    /// The discount of the bootstrapped term, γ^n (exactly γ for n = 1).
+    pub fn bootstrap(&self) -> F {
+        (1..self.n_step.max(1)).fold(self.gamma, |d, _| d * self.gamma)
+    }
 }
 
 /// An online network, its target network and its optimiser.
@@ -106,7 +138,7 @@ pub struct Hyper {
 pub struct Learner {
     pub online: Mlp,
     pub target: Mlp,
-    adam: Adam,
+    pub(super) adam: Adam,
     grad: Vec<F>,
     pub steps: u64,
     acts: Acts,
@@ -141,7 +173,7 @@ impl Learner {
         let mut y = std::mem::take(&mut self.y);
         y.clear();
         for &k in idx {
-            y.push(self.target_of(&mem.get(k), head, h.gamma));
+            y.push(self.target_of(&mem.get(k), head, h.bootstrap()));
         }
         self.grad.iter_mut().for_each(|g| *g = 0.0);
         let scale = 1.0 / idx.len() as F;
@@ -178,7 +210,7 @@ mod tests {
     use super::*;
 
     fn hyper() -> Hyper {
-        Hyper { gamma: 0.5, lr: 0.1, batch: 2, clip: 10.0, huber_delta: 1.0, target_sync: 2 }
+        Hyper { gamma: 0.5, lr: 0.1, batch: 2, clip: 10.0, huber_delta: 1.0, target_sync: 2, n_step: 1 }
     }
 
     /// A linear network 2 inputs → 3 Q-values: Q = W^T s + b.
@@ -209,6 +241,21 @@ mod tests {
     }
 
     #[test]
+    fn an_n_step_transition_bootstraps_with_gamma_to_the_n() {
+        // Both networks: Q(s') = 1 for every action (bias 1, no weights). One step on one transition whose
+        // reward is already the 3-step return R = 2: the target is R + γ³·1 = 2 + 0.125 at γ = 0.5 (γ·1
+        // would give 2.5, and the loss would differ).
+        let head = Head::Full { actions: 3 };
+        let mut mem = Replay::new(2, 4);
+        mem.push(Transition { s: &[0.0, 0.0], a: 1, r: 2.0, s2: &[0.0, 0.0] });
+        let h = Hyper { gamma: 0.5, n_step: 3, ..hyper() };
+        assert_eq!((h.bootstrap(), Hyper { n_step: 1, ..hyper() }.bootstrap()), (0.125, 0.5));
+        let mut l = Learner::new(linear([0.0; 6], [1.0; 3]), 0.1);
+        // Q(s, a) = 1, y = 2.125: error −1.125, Huber (δ = 1) 1.125 − 0.5 = 0.625.
+        assert_eq!(l.train(&mem, &[0], &head, &h), 0.625);
+    }
+
+    #[test]
     fn one_training_step_by_hand() {
         // Q = W^T s + b, W = 0, b = 0 for both networks: every target is r (the next Q is 0).
         let head = Head::Full { actions: 3 };
@@ -232,9 +279,31 @@ mod tests {
     }
 
     #[test]
+    fn branching_greedy_is_the_best_valid_setting() {
+        // Kmin entries (0, 0, 5), Kmax (1, 0, 0.5), Pmax (0, 2). Each head's argmax is Kmin level 2, Kmax
+        // level 0: swapped, (0, 2) with Q = 0 + 0.5 + 2 = 2.5. The best valid pair is (2, 2): 5 + 0.5 + 2.
+        let grid = Grid::new(vec![10, 20, 30], vec![0.5, 1.0]).unwrap();
+        let head = Head::Branching { grid: grid.clone(), swap: false };
+        let out = [0.0, 0.0, 5.0, 1.0, 0.0, 0.5, 0.0, 2.0];
+        let a = head.greedy(&out);
+        assert_eq!(grid.parts(a), (2, 2, 1));
+        // It is the maximum over every valid setting, on random outputs too.
+        let mut rng = crate::rng::stream(11, "ddqn-test", 0);
+        for _ in 0..200 {
+            let out: Vec<F> = (0..8).map(|_| crate::rng::unit(&mut rng) as F).collect();
+            let best = (0..grid.len()).map(|b| head.q(&out, b)).fold(F::NEG_INFINITY, F::max);
+            assert_eq!(head.q(&out, head.greedy(&out)), best, "{out:?}");
+        }
+        // acc.md's swap rule, kept as an option, gives the lower-valued setting.
+        let swap = Head::Branching { grid: grid.clone(), swap: true };
+        assert_eq!(grid.parts(swap.greedy(&out)), (0, 2, 1));
+        assert_eq!(swap.q(&out, swap.greedy(&out)), 2.5);
+    }
+
+    #[test]
     fn branching_head_sums_three_entries_and_swaps() {
         let grid = Grid::new(vec![10, 20, 30], vec![0.5, 1.0]).unwrap();
-        let head = Head::Branching { grid: grid.clone() };
+        let head = Head::Branching { grid: grid.clone(), swap: true };
         assert_eq!(head.outputs(), 8);
         // Kmin outputs (0, 0, 5), Kmax (1, 0, 0), Pmax (0, 2): greedy Kmin level 2 > Kmax level 0 → swapped.
         let out = [0.0, 0.0, 5.0, 1.0, 0.0, 0.0, 0.0, 2.0];
@@ -255,7 +324,7 @@ mod tests {
         let mut mem = Replay::new(3, 10);
         mem.push(Transition { s: &[1.0, 0.0, 0.5], a: 1, r: 1.0, s2: &[0.0, 1.0, 0.5] });
         mem.push(Transition { s: &[0.0, 1.0, 0.5], a: 3, r: 0.0, s2: &[1.0, 0.0, 0.5] });
-        let h = Hyper { gamma: 0.0, lr: 1e-2, batch: 2, clip: 10.0, huber_delta: 1.0, target_sync: 100 };
+        let h = Hyper { gamma: 0.0, lr: 1e-2, batch: 2, clip: 10.0, huber_delta: 1.0, target_sync: 100, n_step: 1 };
         let first = l.train(&mem, &[0, 1], &head, &h);
         let mut last = first;
         for _ in 0..300 {

@@ -24,6 +24,7 @@ pub mod grid;
 pub mod model;
 pub mod nn;
 pub mod replay;
+pub mod train_state;
 
 pub use agent::Acc;
 
@@ -72,6 +73,16 @@ pub enum HeadKind {
     Branching,
 }
 
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchingGreedy {
+    /// The valid setting of highest Q.
+    #[default]
+    BestValid,
+    /// Each head's argmax, an invalid pair swapped.
+    Swap,
+}
+
 /// `switch.controller = { kind = "acc", … }`. Defaults from acc.md §2–§6 (all [DEFAULT] there: the paper
 /// does not publish them).
 #[derive(Debug, Clone, Deserialize)]
@@ -91,6 +102,12 @@ pub struct Cfg {
     pub pmax_levels: Option<Vec<f64>>,
     #[serde(default)]
     pub head: HeadKind,
+    /// `head = "branching"`: how the greedy action is read off the three heads — `"best_valid"` (default):
+    /// the valid setting (Kmin ≤ Kmax) of highest Q; `"swap"`: each head's argmax, a Kmin above the Kmax
+    /// swapped (acc.md §5's rule, and this simulator's before 2026-11-28; the swapped pair is not the
+    /// maximum, see `ddqn.rs`).
+    #[serde(default)]
+    pub branching_greedy: BranchingGreedy,
     /// Hidden layer widths.
     #[serde(default = "d_hidden")]
     pub hidden: Vec<usize>,
@@ -101,8 +118,20 @@ pub struct Cfg {
     /// Write the model the run has learnt here when it ends (the central one in `shared` and
     /// `from_scratch`, agent 0's in `local`): offline pre-training saves its result so.
     pub save_model: Option<String>,
+    /// `shared`/`from_scratch`: a training-state file (`train_state.rs`: the central learner's target
+    /// network, optimiser moments, step count and global replay memory) to resume from, beside `model`.
+    /// Offline pre-training passes each episode the state the previous one saved, so that its episodes
+    /// share one memory and one learner (acc.md §5–§6). Default: a fresh learner and an empty memory.
+    pub train_state: Option<String>,
+    /// `shared`/`from_scratch`: write the central learner's training state here when the run ends.
+    pub save_train_state: Option<String>,
     #[serde(default = "d_gamma")]
     pub gamma: f64,
+    /// n-step returns: each stored transition carries the discounted rewards of n consecutive intervals
+    /// and the state n intervals on, and the target bootstraps with γ^n (default 1: one-step Double DQN,
+    /// acc.md §5; distributed mode only).
+    #[serde(default = "d_n_step")]
+    pub n_step: usize,
     /// Adam's learning rate (default 1e-4; 1e-3 with `from_scratch`).
     pub lr: Option<f64>,
     #[serde(default = "d_batch")]
@@ -169,6 +198,9 @@ fn d_hidden() -> Vec<usize> {
 }
 fn d_gamma() -> f64 {
     0.9
+}
+fn d_n_step() -> usize {
+    1
 }
 fn d_batch() -> usize {
     32
@@ -300,8 +332,11 @@ impl Cfg {
         }
         let head = match self.head {
             HeadKind::Full => Head::Full { actions: grid.len() },
-            HeadKind::Branching => Head::Branching { grid: grid.clone() },
+            HeadKind::Branching => Head::Branching { grid: grid.clone(), swap: self.branching_greedy == BranchingGreedy::Swap },
         };
+        if self.branching_greedy != BranchingGreedy::BestValid && self.head != HeadKind::Branching {
+            return Err(err("branching_greedy", "only head = \"branching\" has three heads to read: remove it, or set head".into()));
+        }
         if self.hidden.len() > 16 || self.hidden.iter().any(|&h| h == 0 || h > 4096) {
             return Err(err("hidden", "give up to 16 layer widths, each 1 to 4096 (default [20, 40, 40, 20])".into()));
         }
@@ -320,6 +355,12 @@ impl Cfg {
         };
         if !(self.gamma >= 0.0 && self.gamma < 1.0) {
             return Err(err("gamma", format!("{} is out of range: the discount must be in [0, 1)", self.gamma)));
+        }
+        if !(1..=64).contains(&self.n_step) {
+            return Err(err("n_step", format!("{}: give 1 to 64 intervals (default 1)", self.n_step)));
+        }
+        if self.n_step != 1 && self.mode == Mode::Centralized {
+            return Err(err("n_step", "n-step returns are for the distributed agents; the centralized agent learns one-step (remove it)".into()));
         }
         let lr = self.lr.unwrap_or(if scratch { 1e-3 } else { 1e-4 });
         unit("lr", lr, true, 1.0)?;
@@ -361,6 +402,12 @@ impl Cfg {
             s if s.bytes(mtu) == 0 => Err(err(k, "must be positive".into())),
             s => Ok(s.bytes(mtu)),
         };
+        let central_learner = matches!(self.training, Training::Shared | Training::FromScratch);
+        for (k, given) in [("train_state", self.train_state.is_some()), ("save_train_state", self.save_train_state.is_some())] {
+            if given && !central_learner {
+                return Err(err(k, "only `shared` and `from_scratch` have a central learner whose state it holds: set training, or remove the key".into()));
+            }
+        }
         if self.model.is_some() && scratch {
             return Err(err("model", "from_scratch starts from random weights: remove `model`, or use training = \"shared\"".into()));
         }
@@ -378,6 +425,7 @@ impl Cfg {
                 clip: self.clip as f32,
                 huber_delta: self.huber_delta as f32,
                 target_sync: self.target_sync,
+                n_step: self.n_step,
             },
             replay: self.replay,
             global_replay,
@@ -473,8 +521,23 @@ impl super::ControlCfg for Cfg {
                 return Err(ConfigError::new(format!("{field}.save_model"), format!("the folder of `{path}` does not exist; create it or name another path")));
             }
         }
+        if let Some(path) = &self.save_train_state {
+            let dir = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty());
+            if dir.is_some_and(|d| !d.is_dir()) {
+                return Err(ConfigError::new(format!("{field}.save_train_state"), format!("the folder of `{path}` does not exist; create it or name another path")));
+            }
+        }
+        let resume = match &self.train_state {
+            None => None,
+            Some(path) => Some(
+                train_state::load(path, nn::n_params(&p.sizes), p.sizes[0], p.global_replay)
+                    .map_err(|m| ConfigError::new(format!("{field}.train_state"), m))?,
+            ),
+        };
         let mut acc = Acc::new(p, init, templates);
         acc.save_to = self.save_model.clone();
+        acc.resume = resume;
+        acc.save_state_to = self.save_train_state.clone();
         if let Some(l) = layout {
             acc.make_central(l);
         }
@@ -498,6 +561,7 @@ mod tests {
         assert_eq!(p.sizes, vec![18, 20, 40, 40, 20, 1100]);
         assert_eq!(p.training, Training::Shared);
         assert_eq!((p.hyper.gamma, p.hyper.lr, p.hyper.batch, p.hyper.target_sync), (0.9, 1e-4, 32, 500));
+        assert_eq!((p.hyper.n_step, p.hyper.bootstrap()), (1, 0.9));
         assert_eq!((p.train_every, p.warmup, p.replay, p.global_replay), (4, 0, 10_000, 100_000));
         assert_eq!((p.upload_every, p.sync_period, p.sync_batches), (20, 100 * MS, 100));
         assert_eq!(p.epsilon(0), 0.01);
@@ -530,5 +594,11 @@ mod tests {
         assert_eq!(field("training = \"from_scratch\"\nmodel = \"m.bin\""), "switch.controller.model");
         assert_eq!(field("reward_qlen_scale = \"0B\""), "switch.controller.reward_qlen_scale");
         assert_eq!(field("batch = 0"), "switch.controller.batch");
+        assert_eq!(field("n_step = 0"), "switch.controller.n_step");
+        assert_eq!(field("branching_greedy = \"swap\""), "switch.controller.branching_greedy");
+        assert_eq!(field("mode = \"centralized\"\nn_step = 3"), "switch.controller.n_step");
+        assert_eq!(field("training = \"none\"\ntrain_state = \"s.bin\""), "switch.controller.train_state");
+        assert_eq!(field("training = \"local\"\nsave_train_state = \"s.bin\""), "switch.controller.save_train_state");
+        assert_eq!(field("mode = \"centralized\"\nsave_train_state = \"s.bin\""), "switch.controller.save_train_state");
     }
 }

@@ -221,9 +221,9 @@ pub struct Adam {
     pub beta1: F,
     pub beta2: F,
     pub eps: F,
-    m: Vec<F>,
-    v: Vec<F>,
-    t: u32,
+    pub(super) m: Vec<F>,
+    pub(super) v: Vec<F>,
+    pub(super) t: u32,
 }
 
 impl Adam {

@@ -8,14 +8,14 @@ use rand::RngCore;
 
 #[derive(Clone, Debug)]
 pub struct Replay {
-    dim: usize,
-    capacity: usize,
+    pub(super) dim: usize,
+    pub(super) capacity: usize,
     /// `s` then `s'` of each slot.
-    states: Vec<F>,
-    actions: Vec<u32>,
-    rewards: Vec<F>,
+    pub(super) states: Vec<F>,
+    pub(super) actions: Vec<u32>,
+    pub(super) rewards: Vec<F>,
     /// Slot the next push overwrites once full.
-    next: usize,
+    pub(super) next: usize,
     /// Transitions ever pushed.
     pub pushed: u64,
 }
@@ -87,6 +87,55 @@ impl Replay {
     }
 }
 
+/// n-step returns (Sutton 1988; as in Rainbow, Hessel et al. 2018): an agent's consecutive transitions
+/// `(s_t, a_t, r_t, s_{t+1})` become `(s_t, a_t, r_t + γ r_{t+1} + … + γ^{n−1} r_{t+n−1}, s_{t+n})` once
+/// n of them are in. A break in the sequence (a transition not stored) drops the ones waiting, so every
+/// stored transition spans exactly n intervals and the target bootstraps with γ^n. n = 1 passes each
+/// transition through unchanged (the same bits).
+#[derive(Clone, Debug)]
+pub struct NStep {
+    n: usize,
+    gamma: F,
+    /// The waiting transitions' s_t, a_t and r_t, oldest first (states flat).
+    s: std::collections::VecDeque<Vec<F>>,
+    a: std::collections::VecDeque<usize>,
+    r: std::collections::VecDeque<F>,
+}
+
+impl NStep {
+    pub fn new(n: usize, gamma: F) -> NStep {
+        assert!(n >= 1);
+        NStep { n, gamma, s: Default::default(), a: Default::default(), r: Default::default() }
+    }
+
+    /// Add the newest transition; store the n-step one it completes, if any, in `mem`.
+    pub fn push(&mut self, t: Transition, mem: &mut Replay) -> bool {
+        self.s.push_back(t.s.to_vec());
+        self.a.push_back(t.a);
+        self.r.push_back(t.r);
+        if self.r.len() < self.n {
+            return false;
+        }
+        // R = r_t + γ (r_{t+1} + γ (…)), newest first: for n = 1 exactly r_t.
+        let mut ret = self.r[self.n - 1];
+        for k in (0..self.n - 1).rev() {
+            ret = self.r[k] + self.gamma * ret;
+        }
+        let s = self.s.pop_front().expect("n ≥ 1 waiting");
+        let a = self.a.pop_front().expect("n ≥ 1 waiting");
+        self.r.pop_front();
+        mem.push(Transition { s: &s, a, r: ret, s2: t.s2 });
+        true
+    }
+
+    /// The sequence broke: drop what waits.
+    pub fn clear(&mut self) {
+        self.s.clear();
+        self.a.clear();
+        self.r.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +158,28 @@ mod tests {
         assert_eq!(kept, vec![2, 3, 4]);
         let newest: Vec<(usize, F, F)> = m.newest(2).map(|x| (x.a, x.r, x.s2[1])).collect();
         assert_eq!(newest, vec![(3, 30.0, 3.5), (4, 40.0, 4.5)]);
+    }
+
+    #[test]
+    fn n_step_returns_by_hand() {
+        // Rewards 1, 2, 3, 4, 5 on states 0 → 1 → … → 5, γ = 0.5, n = 3.
+        let mut m = Replay::new(1, 10);
+        let mut ns = NStep::new(3, 0.5);
+        let stored: Vec<bool> = (0..5).map(|k| ns.push(Transition { s: &[k as F], a: k, r: (k + 1) as F, s2: &[(k + 1) as F] }, &mut m)).collect();
+        assert_eq!(stored, vec![false, false, true, true, true]);
+        // (s0, a0, 1 + 0.5·2 + 0.25·3 = 2.75, s3), (s1, a1, 2 + 1.5 + 1 = 4.5, s4), (s2, a2, 3 + 2 + 1.25 = 6.25, s5).
+        let got: Vec<(F, usize, F, F)> = m.newest(3).map(|t| (t.s[0], t.a, t.r, t.s2[0])).collect();
+        assert_eq!(got, vec![(0.0, 0, 2.75, 3.0), (1.0, 1, 4.5, 4.0), (2.0, 2, 6.25, 5.0)]);
+        // A break drops the waiting two: the next stored transition needs three new ones.
+        ns.clear();
+        let again: Vec<bool> = (0..3).map(|k| ns.push(Transition { s: &[k as F], a: 0, r: 0.0, s2: &[0.0] }, &mut m)).collect();
+        assert_eq!(again, vec![false, false, true]);
+        // n = 1: each transition as it is, bit for bit.
+        let mut one = Replay::new(1, 4);
+        let mut ns1 = NStep::new(1, 0.9);
+        assert!(ns1.push(Transition { s: &[7.0], a: 2, r: -0.0, s2: &[8.0] }, &mut one));
+        let t = one.get(0);
+        assert_eq!((t.s[0], t.a, t.r.to_bits(), t.s2[0]), (7.0, 2, (-0.0 as F).to_bits(), 8.0));
     }
 
     #[test]
