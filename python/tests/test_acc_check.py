@@ -96,3 +96,19 @@ def test_check_bad_preset_keys_are_one_clear_error(tmp_path):
         acc.check("small", tmp_path, seeds=[])
     with pytest.raises(ScenarioError, match=r"\[small.check\] model"):
         acc.check("small", tmp_path, model="no_such.bin")
+
+
+def test_the_shipped_model_frozen_beats_both_baselines_on_the_closed_loop_check(tmp_path):
+    """Issue 20's check with the shipped pool-trained model (never trained on this scenario): frozen
+    (`training = "none"`) on `check_closed.toml`, where a setting can lose throughput, its mean slowdown is
+    below SECN1's and SECN2's on each held-out seed (README, "Which model is shipped"). The model shipped
+    before 2026-11-28 failed this (5.3–5.5 against SECN1's 3.1), as does any lax policy."""
+    from dcnlab.reproduce import acc
+    from dcnlab.sweep import SerialRunner
+
+    raw, v = acc.check("small", tmp_path, runner=SerialRunner(), training="none", scenario="check_closed.toml",
+                       grid_points=[])
+    sd = raw.pivot_table(index="setting", columns="seed", values="slowdown")
+    assert list(sd.columns) == [11, 12, 13]
+    assert v["acc_beats_both"] == {11: True, 12: True, 13: True}, sd
+    assert (sd.loc["ACC"] < sd.loc[["SECN1", "SECN2"]].min()).all(), sd
