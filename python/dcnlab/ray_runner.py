@@ -58,16 +58,10 @@ def reachable(address: str, timeout_s: float = 5.0) -> None:
 
 
 def complete(cache_dir: str | Path) -> bool:
-    """A cache entry that `cached_result` would take as it is (a finished, uninterrupted run)."""
-    from .results import DamagedResult, load
+    """A cache entry that `cached_result` would take as it is (`dcnlab.sweep.complete`)."""
+    from .sweep import complete as done
 
-    d = Path(cache_dir)
-    if not (d / "meta.json").exists():
-        return False
-    try:
-        return not load(d).meta.get("interrupted")
-    except DamagedResult:
-        return False
+    return done(cache_dir)
 
 
 def run_remote(fn: Callable[[Any], Any], job: tuple) -> tuple[Any, dict[str, bytes] | None]:

@@ -124,16 +124,36 @@ def parse_grid(spec: str) -> tuple[str, list[Any]]:
     return key.strip(), values
 
 
+def reusable(meta: Mapping[str, Any]) -> bool:
+    """Whether a cached run's `meta` may stand for a run of this build: finished (not interrupted) and
+    recorded at this build's records version (`RECORDS_VERSION` in the core: it changes with every fix
+    that alters some scenario's records, so results from before a fix are computed again)."""
+    from . import _core
+
+    return not meta.get("interrupted") and meta.get("records_version") == _core.RECORDS_VERSION
+
+
+def complete(cache_dir: str | Path) -> bool:
+    """A cache entry that `cached_result` would take as it is."""
+    d = Path(cache_dir)
+    if not (d / "meta.json").exists():
+        return False
+    try:
+        return reusable(load(d).meta)
+    except DamagedResult:
+        return False
+
+
 def cached_result(job: tuple[Any, str | None, str]):
-    """The records of (scenario, base_dir, cache_dir): run and saved there unless a complete result is
-    already present. A damaged or half-written entry is computed again; an interrupted run is never
-    saved (Ctrl-C propagates)."""
+    """The records of (scenario, base_dir, cache_dir): run and saved there unless a complete result of
+    this records version is already present. A damaged, half-written or older entry is computed again;
+    an interrupted run is never saved (Ctrl-C propagates)."""
     scenario, base_dir, cache_dir = job
     d = Path(cache_dir)
     if (d / "meta.json").exists():
         try:
             r = load(d)
-            if not r.meta.get("interrupted"):
+            if reusable(r.meta):
                 return r
         except DamagedResult:
             pass
@@ -200,7 +220,7 @@ def sweep(
             jobs.append((sc, base_dir, str(out / "runs" / h)))
             seed_label = {} if seed is None else {"seed": seed}
             rows.append({k: _label(v) for k, v in point.items()} | seed_label | {"hash": h})
-    todo = sum(not (Path(j[2]) / "meta.json").exists() for j in jobs)
+    todo = sum(not complete(j[2]) for j in jobs)
     results = list((runner or ProcessRunner()).map(_run_one, jobs))
     if on_done:
         on_done(todo, len(jobs))

@@ -222,3 +222,26 @@ def test_demo_compares_ecn_sharp_with_tail_and_avg(tmp_path: Path):
     assert sharp.loc[short, "fct_p99"] < tail.loc[short, "fct_p99"]
     assert avg.loc[large, "fct_mean"] > tail.loc[large, "fct_mean"]
     assert all(x.loc["all", "unfinished"] == 0 for x in s.values())
+
+
+def test_a_cached_run_of_another_records_version_is_computed_again(scenario: Path, tmp_path: Path):
+    """The sweep cache keys runs by scenario; a fix that changes records bumps the core's RECORDS_VERSION,
+    and an entry written by another version is run again instead of standing for this build's result."""
+    import json
+
+    from dcnlab import _core
+    from dcnlab.sweep import cached_result, complete
+
+    entry = tmp_path / "runs" / "one"
+    job = (dcnlab.scenario.load(scenario), str(scenario.parent), str(entry))
+    r = cached_result(job)
+    assert r.meta["records_version"] == _core.RECORDS_VERSION >= 2 and complete(entry)
+    meta = json.loads((entry / "meta.json").read_text())
+    meta["records_version"] = _core.RECORDS_VERSION - 1
+    meta["name"] = "written by an older build"
+    (entry / "meta.json").write_text(json.dumps(meta))
+    assert not complete(entry)
+    again = cached_result(job)
+    assert again.meta["records_version"] == _core.RECORDS_VERSION and again.meta["name"] != "written by an older build"
+    assert complete(entry) and cached_result(job).meta["name"] == again.meta["name"]
+    assert again.flows.equals(r.flows)

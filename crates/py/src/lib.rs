@@ -275,6 +275,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(table_meanings, m)?)?;
     m.add_class::<env::AccSession>()?;
+    m.add("RECORDS_VERSION", dcnlab_sim::records::RECORDS_VERSION)?;
     m.add("ConfigError", m.py().get_type_bound::<ConfigError>())?;
     m.add("Interrupted", m.py().get_type_bound::<Interrupted>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

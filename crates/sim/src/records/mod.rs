@@ -189,12 +189,21 @@ impl Conservation {
     }
 }
 
+/// The version of what a run records for a given scenario and seed. Bump it with every change that alters
+/// some scenario's records (a named fix, a changed default); a refactor leaves it. Cached runs
+/// (`dcnlab.sweep.cached_result`, the reproductions' `runs/` folders) are reused only at the same
+/// version, so a fix is never hidden behind results of the build before it.
+/// 2: ACC's branching head picks the best valid setting (`control/acc/ddqn.rs`), 2026-11-28.
+pub const RECORDS_VERSION: u32 = 2;
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Meta {
     pub name: String,
     pub seed: u64,
     pub config_hash: String,
     pub version: String,
+    /// [`RECORDS_VERSION`] of the build that ran it.
+    pub records_version: u32,
     pub events: u64,
     pub packet_hops: u64,
     pub wall_s: f64,

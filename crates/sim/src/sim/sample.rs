@@ -195,6 +195,7 @@ impl Sim {
         m.seed = self.seed;
         m.config_hash = self.config_hash.clone();
         m.version = env!("CARGO_PKG_VERSION").to_string();
+        m.records_version = crate::records::RECORDS_VERSION;
         m.events = self.eng.events;
         m.packet_hops = self.packet_hops;
         m.wall_s = wall_s;
