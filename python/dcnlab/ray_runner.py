@@ -57,13 +57,6 @@ def reachable(address: str, timeout_s: float = 5.0) -> None:
         raise ScenarioError("--address", f"no Ray cluster answers at `{address}` ({e.strerror or e}); {fix}") from None
 
 
-def complete(cache_dir: str | Path) -> bool:
-    """A cache entry that `cached_result` would take as it is (`dcnlab.sweep.complete`)."""
-    from .sweep import complete as done
-
-    return done(cache_dir)
-
-
 def run_remote(fn: Callable[[Any], Any], job: tuple) -> tuple[Any, dict[str, bytes] | None]:
     """On a worker: `fn` of the job with its cache folder swapped for a scratch one; returns fn's value
     (the scratch path, wherever fn puts it in its value, becomes the real one again) and the record
@@ -140,6 +133,8 @@ class RayRunner:
         return ray
 
     def map(self, fn, items):
+        from .sweep import complete
+
         items = list(items)
         out: list[Any] = [None] * len(items)
         done = 0

@@ -45,31 +45,48 @@ fn header(m: &Mlp, p: &Params) -> Header {
     }
 }
 
-/// The file's bytes.
-pub fn to_bytes(m: &Mlp, p: &Params) -> Vec<u8> {
-    let h = serde_json::to_vec(&header(m, p)).expect("a model header serialises");
-    let mut out = Vec::with_capacity(MAGIC.len() + 4 + h.len() + 4 * m.p.len());
-    out.extend_from_slice(MAGIC);
+/// The framing both ACC file kinds share (this one and `train_state.rs`): `magic`, the JSON header's
+/// length (u32, little-endian), the header, then the values.
+pub(super) fn frame(magic: &[u8], header: &impl serde::Serialize, values: usize) -> Vec<u8> {
+    let h = serde_json::to_vec(header).expect("a file header serialises");
+    let mut out = Vec::with_capacity(magic.len() + 4 + h.len() + 4 * values);
+    out.extend_from_slice(magic);
     out.extend_from_slice(&(h.len() as u32).to_le_bytes());
     out.extend_from_slice(&h);
-    for v in &m.p {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
+    out
+}
+
+/// (the JSON header, the values' bytes) of a `frame`d file; `what` names the file kind in errors.
+pub(super) fn unframe<'a>(bytes: &'a [u8], magic: &[u8], what: &str) -> Result<(&'a [u8], &'a [u8]), String> {
+    let tag = String::from_utf8_lossy(&magic[..magic.len() - 1]);
+    let rest = bytes.strip_prefix(magic).ok_or_else(|| format!("not a dcnlab ACC {what} file (it lacks the {tag} header)"))?;
+    let short = || format!("the {what} file is cut short");
+    let n = u32::from_le_bytes(rest.get(..4).ok_or_else(short)?.try_into().unwrap()) as usize;
+    let header = rest.get(4..4 + n).ok_or_else(short)?;
+    Ok((header, &rest[4 + n..]))
+}
+
+/// f32 values, little-endian, appended to `out`.
+pub(super) fn put_f32s(out: &mut Vec<u8>, v: &[F]) {
+    v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+}
+
+/// Little-endian f32 values read back.
+pub(super) fn f32s(bytes: &[u8]) -> Vec<F> {
+    bytes.chunks_exact(4).map(|c| F::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// The file's bytes.
+pub fn to_bytes(m: &Mlp, p: &Params) -> Vec<u8> {
+    let mut out = frame(MAGIC, &header(m, p), m.p.len());
+    put_f32s(&mut out, &m.p);
     out
 }
 
 /// The network in `bytes`, checked against the scenario's state, network and grid.
 pub fn from_bytes(bytes: &[u8], p: &Params) -> Result<Mlp, String> {
-    let rest = bytes.strip_prefix(MAGIC).ok_or("not a dcnlab ACC model file (it lacks the DCNLAB-ACC-MODEL header)")?;
-    if rest.len() < 4 {
-        return Err("the model file is cut short".into());
-    }
-    let n = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
-    let rest = &rest[4..];
-    if rest.len() < n {
-        return Err("the model file is cut short".into());
-    }
-    let h: Header = serde_json::from_slice(&rest[..n]).map_err(|e| format!("the model file's header is unreadable: {e}"))?;
+    let (json, body) = unframe(bytes, MAGIC, "model")?;
+    let h: Header = serde_json::from_slice(json).map_err(|e| format!("the model file's header is unreadable: {e}"))?;
     if h.version != VERSION || h.dtype != "f32le" {
         return Err(format!("model format version {} ({}); this build reads version {VERSION} (f32le)", h.version, h.dtype));
     }
@@ -92,12 +109,10 @@ pub fn from_bytes(bytes: &[u8], p: &Params) -> Result<Mlp, String> {
     if h.sizes != want.sizes {
         return differs("layer sizes [inputs, hidden…, outputs]", format!("{:?}", h.sizes), format!("{:?}", want.sizes));
     }
-    let body = &rest[n..];
     if body.len() != 4 * h.params || h.params != want.params {
         return Err(format!("the model file holds {} parameter bytes; {} parameters need {}", body.len(), want.params, 4 * want.params));
     }
-    let w: Vec<F> = body.chunks_exact(4).map(|c| F::from_le_bytes(c.try_into().unwrap())).collect();
-    Ok(Mlp::from_parts(h.sizes, w).expect("sizes checked"))
+    Ok(Mlp::from_parts(h.sizes, f32s(body)).expect("sizes checked"))
 }
 
 pub fn save(path: &str, m: &Mlp, p: &Params) -> Result<(), String> {

@@ -20,6 +20,7 @@
 //! A reload restores every value bit for bit, so a training split into episodes stays deterministic.
 
 use super::ddqn::Learner;
+use super::model::{f32s, frame, put_f32s, unframe};
 use super::nn::F;
 use super::replay::Replay;
 use serde::{Deserialize, Serialize};
@@ -51,10 +52,6 @@ pub struct TrainState {
     mem: Replay,
 }
 
-fn put(out: &mut Vec<u8>, v: &[F]) {
-    v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
-}
-
 pub fn to_bytes(l: &Learner, mem: &Replay) -> Vec<u8> {
     let h = Header {
         version: VERSION,
@@ -67,16 +64,12 @@ pub fn to_bytes(l: &Learner, mem: &Replay) -> Vec<u8> {
         steps: l.steps,
         adam_t: l.adam.t,
     };
-    let h = serde_json::to_vec(&h).expect("a state header serialises");
-    let mut out = Vec::new();
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(h.len() as u32).to_le_bytes());
-    out.extend_from_slice(&h);
-    put(&mut out, &l.target.p);
-    put(&mut out, &l.adam.m);
-    put(&mut out, &l.adam.v);
-    put(&mut out, &mem.states);
-    put(&mut out, &mem.rewards);
+    let mut out = frame(MAGIC, &h, 3 * h.params + mem.states.len() + 2 * mem.len());
+    put_f32s(&mut out, &l.target.p);
+    put_f32s(&mut out, &l.adam.m);
+    put_f32s(&mut out, &l.adam.v);
+    put_f32s(&mut out, &mem.states);
+    put_f32s(&mut out, &mem.rewards);
     mem.actions.iter().for_each(|a| out.extend_from_slice(&a.to_le_bytes()));
     out
 }
@@ -84,10 +77,8 @@ pub fn to_bytes(l: &Learner, mem: &Replay) -> Vec<u8> {
 /// The state in `bytes`, for a network of `params` parameters, states of `dim` numbers and a memory of
 /// `capacity` transitions (the scenario's; a file made for others is refused, naming the difference).
 pub fn from_bytes(bytes: &[u8], params: usize, dim: usize, capacity: usize) -> Result<TrainState, String> {
-    let rest = bytes.strip_prefix(MAGIC).ok_or("not a dcnlab ACC training-state file (it lacks the DCNLAB-ACC-STATE header)")?;
-    let short = || "the training-state file is cut short".to_string();
-    let n = u32::from_le_bytes(rest.get(..4).ok_or_else(short)?.try_into().unwrap()) as usize;
-    let h: Header = serde_json::from_slice(rest.get(4..4 + n).ok_or_else(short)?).map_err(|e| format!("the training-state header is unreadable: {e}"))?;
+    let (header, body) = unframe(bytes, MAGIC, "training-state")?;
+    let h: Header = serde_json::from_slice(header).map_err(|e| format!("the training-state header is unreadable: {e}"))?;
     if h.version != VERSION {
         return Err(format!("training-state format version {}; this build reads version {VERSION}", h.version));
     }
@@ -100,11 +91,10 @@ pub fn from_bytes(bytes: &[u8], params: usize, dim: usize, capacity: usize) -> R
         return Err("the training-state header is inconsistent (memory length and next slot)".into());
     }
     let floats = 3 * h.params + 2 * h.dim * h.len + h.len;
-    let body = &rest[4 + n..];
     if body.len() != 4 * floats + 4 * h.len {
         return Err(format!("the training-state file holds {} bytes of values; its header needs {}", body.len(), 4 * (floats + h.len)));
     }
-    let f: Vec<F> = body[..4 * floats].chunks_exact(4).map(|c| F::from_le_bytes(c.try_into().unwrap())).collect();
+    let f = f32s(&body[..4 * floats]);
     let actions: Vec<u32> = body[4 * floats..].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     let (p, s) = (h.params, 2 * h.dim * h.len);
     let mem = Replay {
