@@ -159,3 +159,18 @@ def test_heterogeneous_periods_carry_their_own_workload_and_load(model, tmp_path
         assert abs(len(g) / expect - 1) < tol, (k, wl, ld, len(g), expect)
         if wl == "web_search":
             assert g["size"].max() <= 30e6, (k, g["size"].max())
+
+
+def test_a_training_state_is_part_of_the_run_key(tmp_path: Path):
+    # `acc = { train_state = … }` (README, "What makes online learning erode a good model"): the state's
+    # bytes name the run as the model's do, so a cached run is not reused for a different state.
+    state = tmp_path / "a.state"
+    p = {"training": "shared", "model": "acc_model.bin", "acc": {"train_state": str(state)}}
+    with pytest.raises(ScenarioError, match="does not exist"):
+        common.acc_changes(p, common.SECN1, "x")
+    state.write_bytes(b"one")
+    first = common.acc_changes(p, common.SECN1, "x")["name"]
+    assert first.startswith("x, model ") and ", state " in first
+    state.write_bytes(b"two")
+    assert common.acc_changes(p, common.SECN1, "x")["name"] != first
+    assert ", state " not in common.acc_changes({"training": "shared", "model": "acc_model.bin"}, common.SECN1, "x")["name"]

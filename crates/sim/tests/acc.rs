@@ -256,3 +256,23 @@ fn record_controller_steps_false_keeps_no_rows_and_changes_nothing_else() {
     let fl = |r: &Records| r.flows.iter().map(|f| (f.flow_id, f.ce_marks, f.retransmits)).collect::<Vec<_>>();
     assert_eq!(fl(&on), fl(&off));
 }
+
+#[test]
+fn training_state_paths_are_relative_to_the_scenario_file_as_the_model_is() {
+    // `train_state` and `save_train_state` name files beside the scenario, as `model` and `save_model` do.
+    let dir = std::env::temp_dir().join(format!("dcnlab-acc-paths-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let file = dir.join("scenario.toml");
+    let write = |keys: &str| std::fs::write(&file, incast(&format!("{SCRATCH}{keys}"), 1, 1)).unwrap();
+    // A state file missing beside the scenario: the error names it there.
+    write(", train_state = \"st.state\"");
+    let e = Sim::new(&dcnlab_sim::Scenario::from_file(file.to_str().unwrap()).unwrap()).err().unwrap();
+    assert_eq!(e.field, "switch.controller.train_state");
+    assert!(e.message.contains(dir.join("st.state").to_str().unwrap()), "{}", e.message);
+    // A folder that exists only beside the scenario is accepted, and the state lands there.
+    write(", save_train_state = \"sub/st.state\"");
+    let sim = Sim::new(&dcnlab_sim::Scenario::from_file(file.to_str().unwrap()).unwrap()).unwrap();
+    let _ = sim.run();
+    assert!(dir.join("sub/st.state").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

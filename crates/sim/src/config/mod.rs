@@ -509,6 +509,12 @@ impl Scenario {
             if let Some(p) = &mut c.save_model {
                 fix(p);
             }
+            if let Some(p) = &mut c.train_state {
+                fix(p);
+            }
+            if let Some(p) = &mut c.save_train_state {
+                fix(p);
+            }
         }
     }
 

@@ -120,6 +120,14 @@ def acc_changes(p: dict, start: dict, name: str) -> dict:
         path = model_path(p)
         ctl["model"] = p["model"]
         ch["name"] = f"{name}, model {hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
+    if ctl.get("train_state"):
+        # The central learner's starting state (README, "What makes online learning erode a good model"):
+        # a new state file is a new run, as a new model is.
+        state = EXP / ctl["train_state"]
+        if not state.is_file():
+            raise ScenarioError(where(p, "acc"), f"the training state `{state}` does not exist: write one with "
+                                "`dcnlab train … --set 'switch.controller.save_train_state=\"FILE\"'` or remove `train_state`")
+        ch["name"] = f"{ch.get('name', name)}, state {hashlib.sha256(state.read_bytes()).hexdigest()[:16]}"
     return ch | {"switch.controller": ctl}
 
 
