@@ -276,3 +276,30 @@ fn training_state_paths_are_relative_to_the_scenario_file_as_the_model_is() {
     assert!(dir.join("sub/st.state").is_file());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn central_training_leaves_learning_to_the_central_model() {
+    // `training = "central"`: the agents record no loss of their own (they never train), the central model
+    // still learns and is pushed to every agent, and the run is `shared` without the agents' steps, bit for
+    // bit; `shared` itself has agents' losses.
+    let keys = ", sync_period = \"2ms\", upload_every = 2, warmup = 4";
+    let run = |ctl: &str| {
+        let mut sim = Sim::from_toml(&incast(&format!("{ctl}{keys}"), 4, 10)).unwrap();
+        sim.run_until(10 * MS);
+        let a = acc(&sim);
+        let nets: Vec<Vec<u32>> = a.agents.iter().map(|g| bits(g.network().unwrap())).collect();
+        let central = bits(a.model(0).unwrap());
+        let sizes = a.p.sizes.clone();
+        (sim.run(), nets, central, sizes)
+    };
+    let (r, nets, central, sizes) = run(", training = \"central\"");
+    assert!(r.controller_steps.iter().all(|s| s.loss.is_nan()), "an agent trained itself");
+    assert!(r.meta.controller["acc_central_steps"] >= 400.0);
+    let init = Mlp::he_uniform(&sizes, &mut dcnlab_sim::rng::stream(4, "acc", 0));
+    assert!(central != bits(&init), "the central model never trained");
+    assert!(nets.iter().all(|w| *w == central), "the last push did not reach every agent");
+    let (same, ..) = run(", training = \"shared\", train_every = 4611686018427387904");
+    assert_eq!(steps(&r), steps(&same));
+    let (shared, ..) = run(", training = \"shared\"");
+    assert!(shared.controller_steps.iter().any(|s| s.loss.is_finite()));
+}

@@ -90,7 +90,7 @@ def secn2(rate: str) -> dict:
     return {"kind": "red", "kmin": f"{kmin * s:.0f}B", "kmax": f"{kmax * s:.0f}B", "pmax": pmax, "non_ect": "pass"}
 
 
-TRAINING = ("none", "local", "shared", "from_scratch")
+TRAINING = ("none", "local", "shared", "central", "from_scratch")
 
 
 def where(p: dict, key: str) -> str:

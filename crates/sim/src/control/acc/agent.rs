@@ -234,7 +234,7 @@ impl Acc {
                 last: Step::default(),
             })
             .collect();
-        if matches!(p.training, Training::Shared | Training::FromScratch) {
+        if matches!(p.training, Training::Shared | Training::Central | Training::FromScratch) {
             let mut learner = Learner::new(init.clone(), p.hyper.lr);
             let mem = match self.resume.take() {
                 Some(st) => st.restore(&mut learner),

@@ -58,6 +58,11 @@ pub enum Training {
     /// replaces the agents' networks every `sync_period`.
     #[default]
     Shared,
+    /// As `shared`, but the agents take no training steps of their own: they infer, act and upload, and
+    /// only the central model learns (the hybrid the paper's §6 names as the better design: inference and
+    /// ECN updates decentralised, online training centralised). Local steps between pushes are what made
+    /// `shared` break down at 288 hosts (experiments/acc/README.md, "The full `paper` sweep").
+    Central,
     /// As `shared`, from random weights, with a larger learning rate and decaying exploration (the
     /// "aggressive version without offline training" of the paper's unseen-traffic experiment).
     FromScratch,
@@ -115,15 +120,15 @@ pub struct Cfg {
     pub training: Training,
     /// A model file (`Acc::save_model`) to start from; default: He-uniform weights from the seed.
     pub model: Option<String>,
-    /// Write the model the run has learnt here when it ends (the central one in `shared` and
+    /// Write the model the run has learnt here when it ends (the central one in `shared`, `central` and
     /// `from_scratch`, agent 0's in `local`): offline pre-training saves its result so.
     pub save_model: Option<String>,
-    /// `shared`/`from_scratch`: a training-state file (`train_state.rs`: the central learner's target
+    /// `shared`/`central`/`from_scratch`: a training-state file (`train_state.rs`: the central learner's target
     /// network, optimiser moments, step count and global replay memory) to resume from, beside `model`.
     /// Offline pre-training passes each episode the state the previous one saved, so that its episodes
     /// share one memory and one learner (acc.md §5–§6). Default: a fresh learner and an empty memory.
     pub train_state: Option<String>,
-    /// `shared`/`from_scratch`: write the central learner's training state here when the run ends.
+    /// `shared`/`central`/`from_scratch`: write the central learner's training state here when the run ends.
     pub save_train_state: Option<String>,
     #[serde(default = "d_gamma")]
     pub gamma: f64,
@@ -139,11 +144,11 @@ pub struct Cfg {
     /// Each agent's replay memory (transitions); the centralized agent's one memory.
     #[serde(default = "d_replay")]
     pub replay: usize,
-    /// The central memory of `shared` and `from_scratch` (default 100 000; distributed mode only).
+    /// The central memory of `shared`, `central` and `from_scratch` (default 100 000; distributed mode only).
     pub global_replay: Option<usize>,
     /// Transitions a memory must hold before training (default 0; `batch` with `from_scratch`).
     pub warmup: Option<usize>,
-    /// Decisions between an agent's training steps (default 4; 1 with `from_scratch`).
+    /// Decisions between an agent's training steps (default 4; 1 with `from_scratch`; never with `central`).
     pub train_every: Option<u64>,
     /// Training steps between target-network copies (C).
     #[serde(default = "d_target_sync")]
@@ -375,7 +380,18 @@ impl Cfg {
                 return Err(err(k, "must be at least 1".into()));
             }
         }
-        let train_every = self.train_every.unwrap_or(if scratch { 1 } else { 4 });
+        if self.training == Training::Central && self.train_every.is_some() {
+            return Err(err("train_every", "training = \"central\" agents take no steps of their own: remove it, or use training = \"shared\"".into()));
+        }
+        if self.training == Training::Central && self.mode == Mode::Centralized {
+            return Err(err("training", "\"central\" splits learning from the distributed agents; the centralized agent learns itself: use \"shared\"".into()));
+        }
+        // `central`: never the agents' turn (a decision count never reaches a multiple of u64::MAX).
+        let train_every = self.train_every.unwrap_or(match (scratch, self.training) {
+            (_, Training::Central) => u64::MAX,
+            (true, _) => 1,
+            _ => 4,
+        });
         for (k, v) in [("train_every", train_every), ("target_sync", self.target_sync), ("upload_every", upload_every)] {
             if v == 0 {
                 return Err(err(k, "must be at least 1".into()));
@@ -402,10 +418,10 @@ impl Cfg {
             s if s.bytes(mtu) == 0 => Err(err(k, "must be positive".into())),
             s => Ok(s.bytes(mtu)),
         };
-        let central_learner = matches!(self.training, Training::Shared | Training::FromScratch);
+        let central_learner = matches!(self.training, Training::Shared | Training::Central | Training::FromScratch);
         for (k, given) in [("train_state", self.train_state.is_some()), ("save_train_state", self.save_train_state.is_some())] {
             if given && !central_learner {
-                return Err(err(k, "only `shared` and `from_scratch` have a central learner whose state it holds: set training, or remove the key".into()));
+                return Err(err(k, "only `shared`, `central` and `from_scratch` have a central learner whose state it holds: set training, or remove the key".into()));
             }
         }
         if self.model.is_some() && scratch {
@@ -600,5 +616,18 @@ mod tests {
         assert_eq!(field("training = \"none\"\ntrain_state = \"s.bin\""), "switch.controller.train_state");
         assert_eq!(field("training = \"local\"\nsave_train_state = \"s.bin\""), "switch.controller.save_train_state");
         assert_eq!(field("mode = \"centralized\"\nsave_train_state = \"s.bin\""), "switch.controller.save_train_state");
+        assert_eq!(field("training = \"central\"\ntrain_every = 4"), "switch.controller.train_every");
+        assert_eq!(field("mode = \"centralized\"\ntraining = \"central\""), "switch.controller.training");
+    }
+
+    #[test]
+    fn central_agents_never_train_themselves() {
+        // `central`: the agents' turn never comes (decisions % train_every == 0 only at u64::MAX); the central
+        // learner is there (it may resume a training state); `shared` keeps the agents' steps every 4.
+        let c = cfg("training = \"central\"").unwrap();
+        assert_eq!((c.training, c.train_every, c.hyper.lr), (Training::Central, u64::MAX, 1e-4));
+        assert!((1..100_000u64).all(|d| d % c.train_every != 0));
+        assert!(cfg("training = \"central\"\ntrain_state = \"s.bin\"").is_ok());
+        assert_eq!(cfg("training = \"shared\"").unwrap().train_every, 4);
     }
 }
