@@ -112,7 +112,7 @@ impl Sim {
         let port = &self.net.ports[p as usize];
         for vl in 0..port.queues.len() {
             let port = &self.net.ports[p as usize];
-            let Some(&head) = port.queues[vl].fifo.front() else { continue };
+            let Some(head) = port.queues[vl].fifo.front() else { continue };
             if blocks(self.arena.get(head).size as u64) > port.fc.credits[vl] {
                 self.set_paused(p, vl as u8, true); // no-op for a VL already OFF
             }
@@ -159,7 +159,7 @@ impl Sim {
             return;
         }
         let fits = match port.queues[vl as usize].fifo.front() {
-            Some(&head) => blocks(self.arena.get(head).size as u64) <= port.fc.credits[vl as usize],
+            Some(head) => blocks(self.arena.get(head).size as u64) <= port.fc.credits[vl as usize],
             None => true,
         };
         if fits {
@@ -219,7 +219,7 @@ impl Sim {
             if let Owner::Switch(_) = p.owner {
                 let p0 = self.net.node_ports[p.node as usize].0;
                 for q in &p.queues {
-                    for &id in &q.fifo {
+                    for id in q.fifo.iter(&self.arena) {
                         let pkt = self.arena.get(id);
                         let from = self.net.ports[(p0 + pkt.in_port as u32) as usize].rev as usize;
                         count[from][vl(&self.net.ports[from], pkt.prio)] += blocks(pkt.size as u64);

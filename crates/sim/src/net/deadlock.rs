@@ -74,7 +74,7 @@ impl Sim {
             }
             let qp = &self.net.ports[q as usize];
             // Lossless priorities are queue indexes (`PfcCfg::validate`).
-            if !qp.queues[prio as usize].fifo.iter().any(|&id| self.arena.get(id).in_port == in_local) {
+            if !qp.queues[prio as usize].fifo.iter(&self.arena).any(|id| self.arena.get(id).in_port == in_local) {
                 continue;
             }
             if q == path[0] {
@@ -110,7 +110,7 @@ mod tests {
         let port = &mut s.net.ports[p as usize];
         port.paused |= 1;
         port.fc.paused_since[0] = 0;
-        port.queues[0].fifo.push_back(id);
+        port.queues[0].fifo.push_back(id, &mut s.arena);
     }
 
     #[test]

@@ -159,6 +159,7 @@ impl Sim {
             prio,
             in_port: 0,
             opt: TcpOpt::None,
+            next: 0,
         };
         if record {
             let row = PauseRow { time: now, node: port.node, port: port.local, priority: prio, pause, sent: true };

@@ -4,6 +4,7 @@
 
 pub mod credit;
 pub mod deadlock;
+pub mod fifo;
 pub mod int;
 pub mod link;
 pub mod lossless;

@@ -106,6 +106,8 @@ pub struct Packet {
     pub in_port: u16,
     /// Options beyond the timestamp; their bytes are in `size` (none but AC/DC's and the SYN's window scale).
     pub opt: TcpOpt,
+    /// The packet after it in the queue it waits in (`net/fifo.rs`); meaningless outside a queue.
+    pub next: PktId,
 }
 
 impl Packet {
@@ -136,6 +138,7 @@ impl Packet {
             prio: 0,
             in_port: 0,
             opt: TcpOpt::None,
+            next: 0,
         }
     }
 }
@@ -187,5 +190,5 @@ impl Default for Arena {
     }
 }
 
-// A packet stays 80 bytes: the arena is the engine's largest working set.
-const _: () = assert!(std::mem::size_of::<Packet>() == 80);
+// A packet stays 88 bytes (80 and the queue's link): the arena is the engine's largest working set.
+const _: () = assert!(std::mem::size_of::<Packet>() == 88);

@@ -4,6 +4,7 @@
 //! `host/nic.rs` for its per-flow round robin); at a switch a packet reaches it after the switch admitted
 //! it (`net/switch.rs`) and the AQM's enqueue decision, and the AQM decides again at dequeue.
 
+use super::fifo::PktFifo;
 use super::int::Hop;
 use super::packet::{flags, Arena, Ecn, Packet, PktId, TcpOpt};
 use super::Owner;
@@ -31,7 +32,7 @@ pub struct QueueCounters {
 }
 
 pub struct Queue {
-    pub fifo: VecDeque<PktId>,
+    pub fifo: PktFifo,
     pub bytes: u64,
     pub aqm: Aqm,
     pub non_ect_drop: bool,
@@ -44,7 +45,7 @@ pub struct Queue {
 
 impl Queue {
     pub fn new(aqm: Aqm, non_ect_drop: bool) -> Queue {
-        Queue { fifo: VecDeque::new(), bytes: 0, aqm, non_ect_drop, deficit: 0, count: QueueCounters::default(), s_marks: 0, s_drops: 0 }
+        Queue { fifo: PktFifo::new(), bytes: 0, aqm, non_ect_drop, deficit: 0, count: QueueCounters::default(), s_marks: 0, s_drops: 0 }
     }
 
     /// Carry out an AQM verdict on a packet: mark CE (a Not-ECT packet passes or is dropped per
@@ -196,7 +197,7 @@ impl Port {
                     q.deficit += quantum[*cur];
                     *fresh = false;
                 }
-                let head = arena.get(*q.fifo.front().unwrap()).size as u64;
+                let head = arena.get(q.fifo.front().unwrap()).size as u64;
                 if q.deficit >= head {
                     q.deficit -= head;
                     let i = *cur;
@@ -218,7 +219,7 @@ impl Port {
     fn pop(&mut self, qi: usize, arena: &Arena) -> PktId {
         let id = match &mut self.sched {
             Sched::FlowRr(rr) => rr.pop(arena),
-            _ => self.queues[qi].fifo.pop_front().unwrap(),
+            _ => self.queues[qi].fifo.pop_front(arena).unwrap(),
         };
         let size = arena.get(id).size as u64;
         let q = &mut self.queues[qi];
@@ -252,15 +253,15 @@ impl Sim {
         let now = self.now();
         let pkt = self.arena.get_mut(id);
         pkt.enq = now;
-        let size = pkt.size as u64;
+        let (size, conn) = (pkt.size as u64, pkt.conn);
         let port = &mut self.net.ports[p as usize];
         let qi = match &mut port.sched {
             Sched::FlowRr(rr) => {
-                rr.push(pkt.conn, id);
+                rr.push(conn, id);
                 0 // one queue, served flow by flow
             }
             _ => {
-                port.queues[qi].fifo.push_back(id);
+                port.queues[qi].fifo.push_back(id, &mut self.arena);
                 qi
             }
         };

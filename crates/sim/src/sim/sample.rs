@@ -136,7 +136,7 @@ impl Sim {
         };
         for port in &self.net.ports {
             for q in &port.queues {
-                q.fifo.iter().for_each(|&id| count(id));
+                q.fifo.iter(&self.arena).for_each(&mut count);
             }
             if let crate::net::port::Sched::FlowRr(rr) = &port.sched {
                 rr.iter().for_each(&mut count);
