@@ -4,7 +4,7 @@
 //! the bytes before this packet, the queue after it left). The receiver copies the stack into its ACK
 //! (or NACK), and the sender's rate control reads it there.
 //!
-//! A packet stays 80 bytes: the stacks live in this side arena, owned by the simulation, and a packet
+//! A packet stays 88 bytes: the stacks live in this side arena, owned by the simulation, and a packet
 //! names its stack by index in its option field (`TcpOpt::Int`). A stack is freed when its packet is
 //! delivered (its records are copied into `scratch` first, where the receiver's ACK and the sender's rate
 //! control read them) or dropped. Runs without INT never touch the arena: a switch hop tests the option's
