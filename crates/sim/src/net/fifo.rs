@@ -4,17 +4,11 @@
 
 use super::packet::{Arena, PktId};
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct PktFifo {
     head: PktId,
     tail: PktId,
     len: u32,
-}
-
-impl Default for PktFifo {
-    fn default() -> Self {
-        PktFifo::new()
-    }
 }
 
 impl PktFifo {
@@ -67,18 +61,8 @@ impl PktFifo {
 
     /// The packets, first to last.
     pub fn iter<'a>(&self, arena: &'a Arena) -> impl Iterator<Item = PktId> + 'a {
-        let (mut at, mut left) = (self.head, self.len);
-        std::iter::from_fn(move || {
-            if left == 0 {
-                return None;
-            }
-            let id = at;
-            left -= 1;
-            if left > 0 {
-                at = arena.get(id).next;
-            }
-            Some(id)
-        })
+        let mut rest = *self;
+        std::iter::from_fn(move || rest.pop_front(arena))
     }
 
     pub fn clear(&mut self) {
