@@ -11,6 +11,7 @@ import importlib
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dcnlab import reproduce
@@ -67,12 +68,13 @@ def test_unseen_periods_switch_workload_and_every_scheme_sees_the_same_flows(tmp
     # Fig. 16 at 1/200 of the paper's times (52.5 ms, 2.5 ms windows) on the 32-host fabric.
     p = reproduce.preset("acc", "unseen", "small", time_scale=0.005, drain_ms=20,
                          acc={"epsilon_decisions": 10, "sync_period": "1ms"})
+    assert "20KB/20KB/1.0" in p["schemes"]
     assert unseen.periods(p) == [("web_search", 0.0, 22.5), ("data_mining", 22.5, 42.5),
                                  ("web_search", 42.5, 47.5), ("data_mining", 47.5, 52.5)]
     raw, series, summary = unseen.run(p, tmp_path, SerialRunner())
     # 21 windows at the paper's times 0, 0.5, …, 10 s, every scheme.
     assert list(series.index) == [0.5 * k for k in range(21)]
-    assert list(series.columns) == ["ACC", "SECN1", "SECN2"]
+    assert list(series.columns) == ["20KB/20KB/1.0", "ACC", "SECN1", "SECN2"]
     win = raw[raw["workload"] != "all"]
     assert set(win.loc[win["t_s"] < 4.5, "workload"]) == {"web_search"}
     assert set(win.loc[(win["t_s"] >= 4.5) & (win["t_s"] < 8.5), "workload"]) == {"data_mining"}
@@ -90,11 +92,40 @@ def test_unseen_periods_switch_workload_and_every_scheme_sees_the_same_flows(tmp
             assert g["size"].max() <= 30e6
     assert set(summary["against"]) == {"SECN1", "SECN2"} and "recovery after 4.5 s (s)" in summary
     assert list(summary["paper %"]) == [-31.1, -56.2]
+    # The reward each run's switch ports earned: the fixed 20 KB step marks hardest and keeps the shortest
+    # queues (D), SECN2 the longest; the agents' own mean reward and settings come from their decisions.
+    by = unseen.by_scheme(raw).set_index("scheme")
+    assert by.loc["20KB/20KB/1.0", "D"] > by.loc["SECN1", "D"] > by.loc["SECN2", "D"]
+    assert ((by["reward"] > 0.3) & (by["reward"] < 1)).all()
+    assert 0 < by.loc["ACC", "acc_reward"] < 1 and 20 <= by.loc["ACC", "acc_kmin_kb"] <= by.loc["ACC", "acc_kmax_kb"]
+    assert np.isnan(by.loc["SECN2", "acc_reward"])  # its fabric ports' schedule is not an agent
+    assert by.loc["SECN1", "FCT vs SECN1 %"] == 0
 
 
 def test_both_are_registered_and_bad_input_is_one_clear_error(tmp_path: Path):
     assert {"centralized", "unseen"} <= set(acc.EXPERIMENTS)
     with pytest.raises(ScenarioError, match="D-ACC, C-ACC"):
         acc.centralized("small", tmp_path, runner=SerialRunner(), schemes=["E-ACC"])
-    with pytest.raises(ScenarioError, match="SECN1, SECN2, ACC"):
+    with pytest.raises(ScenarioError, match="SECN1, SECN2, ACC, or a fixed RED setting written Kmin/Kmax/Pmax"):
         acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=["C-ACC"])
+    with pytest.raises(ScenarioError, match="schemes"):
+        acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=["20KB/20KB"])
+
+
+def test_a_fixed_setting_scheme_sets_red_on_every_port():
+    p = reproduce.preset("acc", "unseen", "small")
+    aqm = common.scheme_changes("640KB/2MB/0.05", p)["switch.aqm"]
+    assert aqm[0] == {"kind": "droptail"}
+    assert aqm[1] | {} == common.SECN1 | {"kmin": "640KB", "kmax": "2MB", "pmax": 0.05}
+
+
+def test_the_sampled_reward_is_acc_md_section_4():
+    # D: 1 at an empty queue, 1 − log2(32)/log2(1001) at 31 KB, 0 from 1 MB on; T capped at 1.
+    q = pd.DataFrame({"time_us": [0, 0, 0, 0], "node": ["leaf0"] * 4, "port": [0, 1, 2, 2], "queue": [1, 1, 1, 0],
+                      "bytes": [0, 31_000, 2_000_000, 0]})
+    links = pd.DataFrame({"time_us": [0, 0, 0], "node": ["leaf0"] * 3, "port": [0, 1, 2], "utilization": [0.5, 1.2, 0.0]})
+    r = common.sampled_reward(q, links).set_index("port")
+    assert len(r) == 3  # the data queue only
+    assert r["D"].tolist() == pytest.approx([1.0, 1 - 5 / np.log2(1001), 0.0])
+    assert r["T"].tolist() == [0.5, 1.0, 0.0]
+    assert r["reward"].tolist() == pytest.approx([0.75, 0.5 + 0.5 * (1 - 5 / np.log2(1001)), 0.0])

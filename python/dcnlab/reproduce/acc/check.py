@@ -28,7 +28,7 @@ from ...scenario import load as load_scenario
 from ...scenario import ScenarioError, override
 from .. import preset
 from ..common import run_jobs, table
-from .common import DATA_QUEUE, EXP, PAPER, SECN1, model_path, secn2, where
+from .common import DATA_QUEUE, EXP, PAPER, SECN1, delay_term, model_path, secn2, where
 
 BOTTLENECK = {"node": "sw0", "port": 8}  # check.toml: the switch's port towards host 8, the receiver
 SHORT, LARGE = 100_000, 1_000_000
@@ -74,7 +74,7 @@ def stats(job) -> dict:
     r = cached_result(job)
     f = r.flows[r.flows["finished"]]
     q = r.queues.loc[r.queues["queue"] == DATA_QUEUE, "bytes"].to_numpy(dtype=float)
-    d = np.maximum(0.0, 1 - np.log2(1 + q / 1e3) / np.log2(1 + 1e6 / 1e3))
+    d = delay_term(q)
     T = float(np.minimum(1.0, r.links["utilization"].to_numpy()).mean())
     D = float(d.mean()) if len(d) else np.nan
     done = int(r.flows["finished"].sum())

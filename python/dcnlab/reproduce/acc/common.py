@@ -22,6 +22,7 @@ from ..common import ROOT
 PAPER = "acc"
 EXP = experiments_dir(PAPER)
 SCHEMES = ("SECN1", "SECN2", "ACC")
+FIXED = re.compile(r"(\d+(?:\.\d+)?[KMG]?B)/(\d+(?:\.\d+)?[KMG]?B)/(\d*\.?\d+)")  # a fixed setting: Kmin/Kmax/Pmax
 DATA_QUEUE = 1  # the lossless RDMA class of large_scale.toml; ACKs, NACKs and CNPs use queue 0
 
 # spec/acc.md §7. SECN1 (DCQCN's setting) as it is on every port; SECN2 (HPCC's) scales with the port's
@@ -154,7 +155,14 @@ def scheme_changes(scheme: str, p: dict) -> dict:
         return ch
     if scheme == "ACC":
         return acc_changes(p, SECN1, "acc large scale")
-    raise ScenarioError(where(p, "schemes"), f"unknown scheme `{scheme}`; the ACC experiment has: {', '.join(SCHEMES)}")
+    fixed = FIXED.fullmatch(scheme)
+    if fixed:
+        # One of ACC's own settings (acc.md §3: absolute thresholds), fixed on every port — e.g. the setting
+        # its reward prefers, to see what an agent that had converged to it would get.
+        kmin, kmax, pmax = fixed.groups()
+        return {"switch.aqm": [{"kind": "droptail"}, SECN1 | {"kmin": kmin, "kmax": kmax, "pmax": float(pmax)}]}
+    raise ScenarioError(where(p, "schemes"), f"unknown scheme `{scheme}`; the ACC experiment has: {', '.join(SCHEMES)}, "
+                        "or a fixed RED setting written Kmin/Kmax/Pmax (e.g. 20KB/20KB/1.0)")
 
 
 def scenario(scheme: str, workload: str, load: float, seed: int, p: dict) -> dict:
@@ -193,6 +201,24 @@ def fct_metrics(f: pd.DataFrame) -> dict:
             "mice_n": len(mice), "mice_avg_us": float(mice.mean()) if len(mice) else nan,
             "mice_p99_us": float(np.percentile(mice, 99)) if len(mice) else nan,
             "elephant_n": len(eleph), "elephant_avg_us": float(eleph.mean()) if len(eleph) else nan}
+
+
+def delay_term(qlen_bytes) -> np.ndarray:
+    """acc.md §4's D of queue lengths in bytes: 1 when empty, 0 at 1 MB or more, on a log scale."""
+    q = np.asarray(qlen_bytes, dtype=float)
+    return np.maximum(0.0, 1 - np.log2(1 + q / 1e3) / np.log2(1 + 1e6 / 1e3))
+
+
+def sampled_reward(queues: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
+    """acc.md §4's reward with its default weights, 0.5·T + 0.5·D, as a run's samples see it — whatever ran
+    the queues, so a static setting's runs can be scored as an agent is: one row per switch port's sample
+    of the data queue, T the link's utilisation over the sample (capped at 1), D its queue then. Sampled
+    every `record.queue_sample_interval`, not every Δt, so it approximates what the agents are paid."""
+    q = queues.loc[queues["queue"] == DATA_QUEUE, ["time_us", "node", "port", "bytes"]]
+    m = q.merge(links[["time_us", "node", "port", "utilization"]], on=["time_us", "node", "port"])
+    T = np.minimum(1.0, m["utilization"].to_numpy(dtype=float))
+    D = delay_term(m["bytes"])
+    return m.assign(T=T, D=D, reward=0.5 * T + 0.5 * D)
 
 
 ACTION = re.compile(r"kmin: (\d+), kmax: (\d+), pmax: ([0-9.eE+-]+)")
