@@ -110,6 +110,9 @@ def test_both_are_registered_and_bad_input_is_one_clear_error(tmp_path: Path):
         acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=["C-ACC"])
     with pytest.raises(ScenarioError, match="schemes"):
         acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=["20KB/20KB"])
+    for bad in ("2MB/640KB/0.5", "20KB/40KB/1.5", "20KB/40KB/0"):
+        with pytest.raises(ScenarioError, match="Kmin ≤ Kmax and 0 < Pmax ≤ 1"):
+            acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=[bad])
 
 
 def test_a_fixed_setting_scheme_sets_red_on_every_port():

@@ -160,9 +160,16 @@ def scheme_changes(scheme: str, p: dict) -> dict:
         # One of ACC's own settings (acc.md §3: absolute thresholds), fixed on every port — e.g. the setting
         # its reward prefers, to see what an agent that had converged to it would get.
         kmin, kmax, pmax = fixed.groups()
+        if _bytes(kmin) > _bytes(kmax) or not 0 < float(pmax) <= 1:
+            raise ScenarioError(where(p, "schemes"), f"fixed setting `{scheme}`: needs Kmin ≤ Kmax and 0 < Pmax ≤ 1")
         return {"switch.aqm": [{"kind": "droptail"}, SECN1 | {"kmin": kmin, "kmax": kmax, "pmax": float(pmax)}]}
     raise ScenarioError(where(p, "schemes"), f"unknown scheme `{scheme}`; the ACC experiment has: {', '.join(SCHEMES)}, "
                         "or a fixed RED setting written Kmin/Kmax/Pmax (e.g. 20KB/20KB/1.0)")
+
+
+def _bytes(size: str) -> float:
+    """A size FIXED matched ("20KB", "1.5MB"), in bytes (decimal units, as the core's)."""
+    return float(size[:-1].rstrip("KMG")) * {"K": 1e3, "M": 1e6, "G": 1e9}.get(size[-2], 1.0)
 
 
 def scenario(scheme: str, workload: str, load: float, seed: int, p: dict) -> dict:
