@@ -104,14 +104,14 @@ def test_unseen_periods_switch_workload_and_every_scheme_sees_the_same_flows(tmp
 
 def test_both_are_registered_and_bad_input_is_one_clear_error(tmp_path: Path):
     assert {"centralized", "unseen"} <= set(acc.EXPERIMENTS)
-    with pytest.raises(ScenarioError, match="D-ACC, C-ACC"):
+    with pytest.raises(ScenarioError, match=r"\[small\.centralized\] schemes.*D-ACC, C-ACC"):
         acc.centralized("small", tmp_path, runner=SerialRunner(), schemes=["E-ACC"])
     with pytest.raises(ScenarioError, match="SECN1, SECN2, ACC, or a fixed RED setting written Kmin/Kmax/Pmax"):
         acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=["C-ACC"])
     with pytest.raises(ScenarioError, match="schemes"):
         acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=["20KB/20KB"])
     for bad in ("2MB/640KB/0.5", "20KB/40KB/1.5", "20KB/40KB/0"):
-        with pytest.raises(ScenarioError, match="Kmin ≤ Kmax and 0 < Pmax ≤ 1"):
+        with pytest.raises(ScenarioError, match=r"\[small\.unseen\] schemes.*Kmin ≤ Kmax and 0 < Pmax ≤ 1"):
             acc.unseen("small", tmp_path, runner=SerialRunner(), schemes=[bad])
 
 

@@ -104,6 +104,7 @@ def recovery(series: pd.DataFrame, after_s: float, until_s: float) -> float:
 
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(one row per run and window, the per-window mean over seeds by scheme, the summary)."""
+    p = {"experiment": "unseen"} | p  # errors name this preset's table
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     raw = run_jobs(jobs(p), out, EXP, runner, fn=partial(_rows, p=p))
