@@ -51,14 +51,14 @@ def scales(name: str) -> dict[str, dict[str, dict]]:
 
 
 def preset(name: str, experiment: str, scale: str, **overrides) -> dict:
-    """One experiment's preset at a scale, with keyword overrides (None means "keep the preset") and the
-    scale's name under `scale`."""
+    """One experiment's preset at a scale, with keyword overrides (None means "keep the preset"), the
+    scale's name under `scale` and the experiment's under `experiment` (so errors can name the table)."""
     table = scales(name)
     if scale not in table:
         raise UnknownName(f"`--scale`: unknown scale `{scale}`; {name} has: {', '.join(table)}")
     if experiment not in table[scale]:
         raise UnknownName(f"scale `{scale}` of {name} has no preset for `{experiment}` (experiments/{name}/scales.toml)")
-    return table[scale][experiment] | {k: v for k, v in overrides.items() if v is not None} | {"scale": scale}
+    return table[scale][experiment] | {k: v for k, v in overrides.items() if v is not None} | {"scale": scale, "experiment": experiment}
 
 
 def check(name: str, scale: str, only: list[str] | None) -> ModuleType:

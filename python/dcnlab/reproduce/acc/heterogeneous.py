@@ -84,7 +84,6 @@ def changes(summary: pd.DataFrame) -> pd.DataFrame:
 
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(one row per run, the mean per scheme, ACC's changes in %)."""
-    p = {"experiment": "heterogeneous"} | p  # errors name this preset's table
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     raw = run_jobs(jobs(p), out, EXP, runner, fn=partial(stats, p=p))

@@ -81,10 +81,9 @@ def stats(job, p: dict) -> list[dict]:
     rw = rw[rw["time_us"] < end_us]
     whole = {"t_s": float("nan"), "workload": "all", "flows": len(f), "unfinished": int((~f["finished"]).sum()),
              "avg_fct_us": float(f.loc[f["finished"], "fct_us"].mean()),
-             "reward": float(rw["reward"].mean()) if len(rw) else float("nan"),
-             "T": float(rw["T"].mean()) if len(rw) else float("nan"), "D": float(rw["D"].mean()) if len(rw) else float("nan")}
+             "reward": float(rw["reward"].mean()), "T": float(rw["T"].mean()), "D": float(rw["D"].mean())}
     steps = r.controller_steps
-    agent = steps[steps["epsilon"].notna()] if len(steps) else steps  # the agents' decisions, not a schedule's
+    agent = steps[steps["epsilon"].notna()]  # the agents' decisions, not a schedule's
     if len(agent):
         whole |= decisions(agent) | {"acc_reward": float(agent["reward"].mean()),
                                      "acc_kmax_1mb_share": float((settings(agent)["kmax"] >= 1e6).mean())}
@@ -104,7 +103,6 @@ def recovery(series: pd.DataFrame, after_s: float, until_s: float) -> float:
 
 def run(p: dict, out: str | Path, runner: Runner | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(one row per run and window, the per-window mean over seeds by scheme, the summary)."""
-    p = {"experiment": "unseen"} | p  # errors name this preset's table
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     raw = run_jobs(jobs(p), out, EXP, runner, fn=partial(_rows, p=p))
