@@ -11,6 +11,7 @@ pub mod config;
 pub mod control;
 pub mod engine;
 pub mod host;
+pub mod idvec;
 pub mod net;
 pub mod records;
 pub mod rng;

@@ -1,9 +1,11 @@
 //! The event queue: one priority queue ordered by (time, insertion sequence), holding small `Copy` events.
 //!
 //! Near events — a packet finishing serialisation, a packet reaching the end of a link — go into a
-//! timing wheel of 8.192 ns slots that covers the next 67 µs; a bitmap finds the next non-empty slot.
-//! Each slot's entries are a list kept sorted by (time, sequence) in one pool of nodes (so the wheel stays
-//! a few tens of KB and hot in cache), so a pop takes the list's head. A push lands at the list's tail
+//! timing wheel of 1.024 ns slots that covers the next 67 µs; a bitmap finds the next non-empty slot.
+//! Each slot's entries are a list kept sorted by (time, sequence) in one pool of nodes, so a pop takes
+//! the list's head. Slots this narrow hold about one entry each on a busy fabric (benchmark 1 pops ~400
+//! events per µs), so few pushes land out of order: against 8.192 ns slots the fabrics ran 11–12 %
+//! faster and the sparse incast 2 % slower (bench/README.md, 2026-11-29 (evening)). A push lands at the list's tail
 //! whenever its time is not earlier than the tail's, which is every tie (the newest sequence goes last)
 //! and most pushes; an earlier one walks from the head, at most SCAN entries, and otherwise waits in the
 //! heap — so a crowded slot (thousands of hosts starting at one instant) costs O(1) or O(log n) per
@@ -11,20 +13,21 @@
 //! arrivals, samples) go into a binary heap. A pop takes the smaller head of the two, so the order is
 //! exactly (time, sequence) and runs stay deterministic. On benchmark 1 this costs a fraction of a binary
 //! heap holding everything (measured with callgrind: see README); a radix heap was tried too and was
-//! slower, because entries cluster within a few µs of "now". Narrower slots would not help a crowded
-//! one: its entries share one time (measured: bench/README.md).
+//! slower, because entries cluster within a few µs of "now". No slot width helps a crowded slot: its
+//! entries share one time (measured: bench/README.md).
 
+use crate::idvec::IdVec;
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// log2 of the slot width in picoseconds.
-const SHIFT: u32 = 13;
+const SHIFT: u32 = 10;
 /// The most entries of a slot an out-of-order push walks past; one that would go further waits in the
 /// heap.
 const SCAN: u32 = 16;
 /// log2 of the number of slots.
-const BITS: u32 = 13;
+const BITS: u32 = 16;
 const SLOTS: usize = 1 << BITS;
 const MASK: u64 = SLOTS as u64 - 1;
 const WORDS: usize = SLOTS / 64;
@@ -82,7 +85,7 @@ pub struct EventQueue<E: Copy> {
     /// slot's last entry (NIL when empty) and its `next` the first, so both ends are one step away.
     /// (Fixed-size arrays: a masked slot number needs no bounds check.)
     tails: Box<[u32; SLOTS]>,
-    pool: Vec<Node<E>>,
+    pool: IdVec<Node<E>>,
     free: u32,
     /// Bit i set ⇔ slot i holds entries.
     bits: Box<[u64; WORDS]>,
@@ -101,7 +104,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             tails: Box::new([NIL; SLOTS]),
-            pool: Vec::with_capacity(4096),
+            pool: IdVec::with_capacity(4096),
             free: NIL,
             bits: Box::new([0; WORDS]),
             cur: 0,
@@ -135,7 +138,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedule `ev` at `t` (never before the last popped time).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, t: Time, ev: E) {
         self.seq += 1;
         let seq = self.seq;
@@ -175,7 +178,7 @@ impl<E: Copy> EventQueue<E> {
     /// more crowded than that (a synchronised start, a large incast) it waits in the heap instead, which
     /// the pop compares with the wheel's head anyway. So no push costs more than SCAN steps and a pop
     /// none, where a scan of the slot at each pop cost O(k²) to drain k entries.
-    #[inline]
+    #[inline(never)]
     fn insert(&mut self, s: usize, mut node: Node<E>) {
         let mut prev = self.tails[s];
         let mut n = self.pool[prev as usize].next;
@@ -393,7 +396,7 @@ mod tests {
                 let off = match pattern {
                     0 => i % width,                                // in time order
                     1 => width - 1 - i % width,                    // reversed
-                    2 => [0, 0, 7, 4095, 4096, width - 1][rng.gen_range(0..6)], // shuffled, many ties
+                    2 => [0, 0, 7, width / 2 - 1, width / 2, width - 1][rng.gen_range(0..6)], // shuffled, many ties
                     _ => 100,                                      // all at one time
                 };
                 let t = (base + off).max(now);

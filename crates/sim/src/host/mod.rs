@@ -56,7 +56,7 @@ pub struct Slot {
 }
 
 pub struct Hosts {
-    pub hosts: Vec<Host>,
+    pub hosts: crate::idvec::IdVec<Host>,
     /// Every transport of the run (`Scenario::transports`); a flow names its own by index.
     pub transports: Vec<Params>,
     /// PIAS demotion thresholds (bytes sent); empty when PIAS is off.
@@ -65,7 +65,7 @@ pub struct Hosts {
     /// whether ACKs get it too.
     pub delay: Option<(DelaySampler, DelayPer, AppliesTo)>,
     pub delay_rng: Rng,
-    pub slots: Vec<Slot>,
+    pub slots: crate::idvec::IdVec<Slot>,
     pub free_slots: Vec<u32>,
     /// Slot of each traced flow (`u32::MAX`: none), kept only while flows are traced.
     pub flow_slot: Vec<u32>,

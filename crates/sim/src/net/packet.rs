@@ -145,7 +145,7 @@ impl Packet {
 
 /// Slab of packets with a free list; ids stay valid until freed.
 pub struct Arena {
-    slots: Vec<Packet>,
+    slots: crate::idvec::IdVec<Packet>,
     free: Vec<PktId>,
     pub live: u64,
     pub peak_live: u64,
@@ -153,7 +153,7 @@ pub struct Arena {
 
 impl Arena {
     pub fn new() -> Self {
-        Arena { slots: Vec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0, peak_live: 0 }
+        Arena { slots: crate::idvec::IdVec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0, peak_live: 0 }
     }
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PktId {

@@ -106,7 +106,7 @@ pub struct Port {
     pub rate: u64,
     pub delay: Time,
     pub loss: f64,
-    pub queues: Vec<Queue>,
+    pub queues: crate::idvec::IdVec<Queue>,
     pub sched: Sched,
     pub bytes: u64,
     pub pkts: u32,

@@ -231,12 +231,12 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
     }
     let hot_routes = crate::net::hot_routes(&routes, &route_ports);
     Ok(Net {
-        ports,
-        switches,
+        ports: ports.into(),
+        switches: switches.into(),
         n_hosts,
         node_ports,
-        route_ports,
-        hot_routes,
+        route_ports: route_ports.into(),
+        hot_routes: hot_routes.into(),
         ecmp_packet: sw.ecmp == Ecmp::Packet,
         route_at_send: sw.ecmp != Ecmp::Packet && pfc.is_none() && credit.is_none(),
         mtu,
@@ -349,12 +349,12 @@ fn build_hosts(sc: &Scenario, net: &Net, mut transports: Vec<crate::transport::P
         hosts.push(Host { delay: d, vswitch });
     }
     Ok(Hosts {
-        hosts,
+        hosts: hosts.into(),
         transports,
         pias: sc.host.pias.as_ref().map(|p| p.thresholds.iter().map(|b| b.0.bytes(mtu)).collect()).unwrap_or_default(),
         delay,
         delay_rng,
-        slots: Vec::new(),
+        slots: Default::default(),
         free_slots: Vec::new(),
         flow_slot: Vec::new(),
         outbox: Vec::with_capacity(64),
