@@ -21,8 +21,10 @@ build: venv
 demo: build
 	$(PY) -m dcnlab demo
 
+# The test profile (Cargo.toml: optimised, with debug assertions and overflow checks), so that every index
+# into an IdVec is checked (crates/sim/src/idvec.rs) while the tests run.
 test-rust:
-	cargo test --release -p dcnlab-sim
+	cargo test -p dcnlab-sim
 
 # The report test renders the HTML page in headless Chromium (Debian's package).
 chromium:
