@@ -5,7 +5,7 @@
 //! Each slot's entries are a list kept sorted by (time, sequence) in one pool of nodes, so a pop takes
 //! the list's head. Slots this narrow hold about one entry each on a busy fabric (benchmark 1 pops ~400
 //! events per µs), so few pushes land out of order: against 8.192 ns slots the fabrics ran 11–12 %
-//! faster and the sparse incast 2 % slower (bench/README.md, 2026-11-29 (evening)). A push lands at the list's tail
+//! faster and the sparse incast 2–3 % slower (bench/README.md, 2026-11-29 (evening)). A push lands at the list's tail
 //! whenever its time is not earlier than the tail's, which is every tie (the newest sequence goes last)
 //! and most pushes; an earlier one walks from the head, at most SCAN entries, and otherwise waits in the
 //! heap — so a crowded slot (thousands of hosts starting at one instant) costs O(1) or O(log n) per

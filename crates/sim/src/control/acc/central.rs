@@ -69,7 +69,7 @@ impl Layout {
         let nh = net.n_hosts as usize;
         let dist = host_distance(nh + ns, nh, |n| {
             let (p0, np) = net.node_ports[n];
-            net.ports.get(p0 as usize..(p0 + np) as usize).unwrap_or_default().iter().map(|p| p.peer as usize)
+            net.ports[p0 as usize..(p0 + np) as usize].iter().map(|p| p.peer as usize)
         });
         // A switch touching a host is at distance 1, tier 0.
         let tier: Vec<u32> = dist[nh..].iter().map(|&d| if d == u32::MAX { d } else { d - 1 }).collect();
