@@ -103,7 +103,8 @@ pub struct EventQueue<E: Copy> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            tails: Box::new([NIL; SLOTS]),
+            // Built on the heap: 256 KB is too much for a small thread's stack in an unoptimised build.
+            tails: vec![NIL; SLOTS].into_boxed_slice().try_into().unwrap(),
             pool: IdVec::with_capacity(4096),
             free: NIL,
             bits: Box::new([0; WORDS]),
