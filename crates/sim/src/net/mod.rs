@@ -16,6 +16,7 @@ pub mod switch;
 pub(crate) mod test_ring;
 pub mod topology;
 
+use crate::idvec::IdVec;
 use crate::units::Time;
 use port::Port;
 use switch::Switch;
@@ -50,18 +51,18 @@ pub fn hot_routes(routes: &[(u32, u32)], route_ports: &[u32]) -> Vec<(u32, u32)>
 /// Ports, switches and routes.
 pub struct Net {
     /// Every port of every node; a node's ports are contiguous, in the order its links are listed.
-    pub ports: crate::idvec::IdVec<Port>,
-    pub switches: crate::idvec::IdVec<Switch>,
+    pub ports: IdVec<Port>,
+    pub switches: IdVec<Switch>,
     pub n_hosts: u32,
     /// First port and port count of every node (hosts first).
     pub node_ports: Vec<(u32, u32)>,
     /// The route sets' ports, set after set (each set: every neighbour one hop closer to a destination).
-    pub route_ports: crate::idvec::IdVec<u32>,
+    pub route_ports: IdVec<u32>,
     /// Per (switch, destination host), the set as the packet path reads it (`route`): where the set is a
     /// run of consecutive port numbers (one port, or a switch's up-links), (first port, count | `RUN`), so
     /// the port is found without a second, dependent load; else (start, count) of its range of
     /// `route_ports`. [`Net::route_set`] lists a set's ports either way.
-    pub hot_routes: crate::idvec::IdVec<(u32, u32)>,
+    pub hot_routes: IdVec<(u32, u32)>,
     pub ecmp_packet: bool,
     /// A packet's port at the next switch is found when it is sent (`link::Flight`): per-flow ECMP on a
     /// lossy fabric (spraying draws at arrival; the lossless paths route for themselves).

@@ -87,7 +87,7 @@ impl Sim {
     fn record_ports(&mut self) {
         let now = self.now();
         let credit = self.net.credit.is_some();
-        for port in self.net.ports.iter() {
+        for port in &self.net.ports {
             let mut paused: u64 = port.queues.iter().map(|q| q.count.paused_ps).sum();
             for prio in 0..8 {
                 if port.paused & (1 << prio) != 0 {
@@ -134,7 +134,7 @@ impl Sim {
             in_flight.0 += 1;
             in_flight.1 += self.arena.get(id).size as u64;
         };
-        for port in self.net.ports.iter() {
+        for port in &self.net.ports {
             for q in &port.queues {
                 q.fifo.iter(&self.arena).for_each(&mut count);
             }
