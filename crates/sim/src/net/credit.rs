@@ -170,10 +170,8 @@ impl Sim {
     /// A packet reaches switch `s` over the link of port `from` in a credit-controlled fabric: no buffer
     /// admission (credits bound it), the AQM's enqueue decision (marks only), queued at its egress.
     #[cold]
-    pub(crate) fn switch_receive_credit(&mut self, s: u32, id: PktId, from: u32) {
-        let pkt = self.arena.get(id);
-        let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
-        let p = self.route(s, pkt.dst, hash);
+    pub(crate) fn switch_receive_credit(&mut self, s: u32, id: PktId, from: u32, hop: u32) {
+        let p = self.egress(s, id, hop);
         let now = self.now();
         let mtu = self.net.mtu;
         let inp = self.net.ports[self.net.ports[from as usize].rev as usize].local;

@@ -22,9 +22,10 @@ pub struct Flight {
 pub const NO_HOP: u32 = u32::MAX;
 
 impl Sim {
-    /// Put packet `id` (`size` bytes) on the wire of port `p`, which is free now.
+    /// Put packet `id` (`size` bytes) on the wire of port `p`, which is free now; `routed`: the far switch
+    /// routes it (data, not a PFC frame).
     #[inline(always)]
-    pub(crate) fn transmit(&mut self, p: u32, id: PktId, size: u64) {
+    pub(crate) fn transmit(&mut self, p: u32, id: PktId, size: u64, routed: bool) {
         let now = self.now();
         let port = &mut self.net.ports[p as usize];
         let ser = port.serialise(size);
@@ -34,7 +35,7 @@ impl Sim {
         let arrive = port.busy_until + port.delay;
         let hop = match port.peer_owner {
             // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run.
-            Owner::Switch(s) if self.net.route_at_send => {
+            Owner::Switch(s) if routed && self.net.route_at_send => {
                 let pkt = self.arena.get(id);
                 self.route(s, pkt.dst, pkt.hash)
             }

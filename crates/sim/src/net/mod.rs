@@ -64,8 +64,8 @@ pub struct Net {
     /// `route_ports`. [`Net::route_set`] lists a set's ports either way.
     pub hot_routes: IdVec<(u32, u32)>,
     pub ecmp_packet: bool,
-    /// A packet's port at the next switch is found when it is sent (`link::Flight`): per-flow ECMP on a
-    /// lossy fabric (spraying draws at arrival; the lossless paths route for themselves).
+    /// A packet's port at the next switch is found when it is sent (`link::Flight`): per-flow ECMP, lossy
+    /// or lossless (spraying draws at arrival; PFC frames are not routed).
     pub route_at_send: bool,
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.

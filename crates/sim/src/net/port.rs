@@ -373,7 +373,7 @@ impl Sim {
                     (pkt.payload > 0 && pkt.src == h).then_some((pkt.conn, pkt.flow, pkt.payload))
                 }
             };
-            self.transmit(p, id, size);
+            self.transmit(p, id, size, true);
             if let Some((sid, flow, payload)) = tsq {
                 self.host_departure(sid, flow, payload);
             }

@@ -38,19 +38,13 @@ impl Sim {
     /// (`link::Flight`), else `NO_HOP`.
     #[inline]
     pub(crate) fn switch_receive(&mut self, s: u32, id: PktId, from: u32, hop: u32) {
-        if self.net.pfc.is_some() && self.switch_receive_pfc(s, id, from) {
+        if self.net.pfc.is_some() && self.switch_receive_pfc(s, id, from, hop) {
             return;
         }
         if self.net.credit.is_some() {
-            return self.switch_receive_credit(s, id, from);
+            return self.switch_receive_credit(s, id, from, hop);
         }
-        let p = if hop != super::link::NO_HOP {
-            hop
-        } else {
-            let pkt = self.arena.get(id);
-            let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
-            self.route(s, pkt.dst, hash)
-        };
+        let p = self.egress(s, id, hop);
         let now = self.now();
         let mtu = self.net.mtu;
         let pkt = self.arena.get_mut(id);
@@ -89,7 +83,7 @@ impl Sim {
     /// With PFC: a frame is consumed, a lossless packet takes the lossless path (true: done here); a lossy
     /// one goes on with `switch_receive` (false).
     #[cold]
-    fn switch_receive_pfc(&mut self, s: u32, id: PktId, from: u32) -> bool {
+    fn switch_receive_pfc(&mut self, s: u32, id: PktId, from: u32, hop: u32) -> bool {
         let pkt = self.arena.get(id);
         if pkt.flags & flags::PFC != 0 {
             self.frame_arrived(self.net.ports[from as usize].rev, id);
@@ -98,12 +92,24 @@ impl Sim {
         if !self.net.pfc.as_deref().unwrap().is_lossless(pkt.prio) {
             return false;
         }
-        let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
-        let p = self.route(s, pkt.dst, hash);
+        let p = self.egress(s, id, hop);
+        let pkt = self.arena.get(id);
         let qi = (pkt.prio as usize).min(self.net.ports[p as usize].queues.len() - 1);
         let inp = self.net.ports[self.net.ports[from as usize].rev as usize].local;
         self.lossless_enqueue(s, inp, id, p, qi);
         true
+    }
+
+    /// The port packet `id` leaves switch `s` by: `hop` if its sender found it (`link::Flight`), else routed
+    /// now (spraying draws from the switch's stream here).
+    #[inline(always)]
+    pub(crate) fn egress(&mut self, s: u32, id: PktId, hop: u32) -> u32 {
+        if hop != super::link::NO_HOP {
+            return hop;
+        }
+        let pkt = self.arena.get(id);
+        let hash = if self.net.ecmp_packet { self.net.switches[s as usize].rng_u32() } else { pkt.hash };
+        self.route(s, pkt.dst, hash)
     }
 
     /// The egress port at switch `s` toward host `dst` for a packet with this hash.
