@@ -70,9 +70,8 @@ impl Sim {
         let sw = &mut self.net.switches[s as usize];
         let x = xoff(pfc, sw);
         let free = sw.buffer.saturating_sub(sw.used);
-        let sp = sw.pfc.as_mut().unwrap();
-        let cap = sp.headroom[inp as usize];
-        let c = sp.at(inp, pi);
+        let c = sw.pfc.as_mut().unwrap().at(inp, pi);
+        let cap = c.cap;
         let new = c.bytes + size;
         let add = shared(new, pfc.reserve) - shared(c.bytes, pfc.reserve);
         if new <= pfc.reserve || (shared(new, pfc.reserve) <= x && add <= free) {

@@ -332,15 +332,15 @@ pub struct Ingress {
     pub paused: bool,
     /// When the pending refresh of a timer-mode PAUSE is due (0: none).
     pub refresh_at: Time,
+    /// The headroom of the ingress port (beside its counters: admission reads both).
+    pub cap: u64,
 }
 
-/// A switch's lossless state.
+/// A switch's lossless state (held in the switch, not boxed: every lossless packet reads it).
 #[derive(Clone, Debug)]
 pub struct SwitchPfc {
     /// Per (local port × lossless priority).
     pub ingress: Vec<Ingress>,
-    /// Headroom of each local port.
-    pub headroom: Vec<u64>,
     pub n: usize,
 }
 

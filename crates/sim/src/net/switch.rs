@@ -20,7 +20,7 @@ pub struct Switch {
     /// The AQMs' and spraying's random stream.
     pub rng: Rng,
     /// Ingress accounting of the lossless priorities (`switch.pfc`).
-    pub pfc: Option<Box<super::pfc::SwitchPfc>>,
+    pub pfc: Option<super::pfc::SwitchPfc>,
 }
 
 impl Switch {

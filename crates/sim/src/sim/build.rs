@@ -12,7 +12,7 @@ use crate::host::vswitch::{VSwitch, VSwitchCfg};
 use crate::host::{Host, Hosts};
 use crate::net::packet::Arena;
 use crate::net::port::{Port, Queue, Sched};
-use crate::net::pfc::{Pfc, SwitchPfc};
+use crate::net::pfc::{Ingress, Pfc, SwitchPfc};
 use crate::net::switch::Switch;
 use crate::net::topology::{host_distance, LinkSpec, Topo};
 use crate::net::{Net, Owner};
@@ -303,7 +303,8 @@ fn lossless_buffers(
             }
             sw.buffer = buffer - kept;
         }
-        sw.pfc = Some(Box::new(SwitchPfc { ingress: vec![Default::default(); np as usize * pfc.n], headroom, n: pfc.n }));
+        let ingress = headroom.iter().flat_map(|&cap| std::iter::repeat_n(Ingress { cap, ..Default::default() }, pfc.n)).collect();
+        sw.pfc = Some(SwitchPfc { ingress, n: pfc.n });
     }
     Ok(())
 }
