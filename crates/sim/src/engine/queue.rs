@@ -149,13 +149,16 @@ impl<E: Copy> EventQueue<E> {
             return self.push_far(Item { t, seq, ev });
         }
         let s = (abs & MASK) as usize;
-        let tail = self.tails[s];
-        if tail == NIL {
+        // Whether the slot is empty comes from the bitmap (8 KB, read by every pop), not from its tail (the
+        // 256 KB array, whose line is often cold): an empty slot's tail is then only written.
+        let word = &mut self.bits[s >> 6];
+        if *word & (1 << (s & 63)) == 0 {
+            *word |= 1 << (s & 63);
             let n = self.alloc(Node { t, seq, next: NIL, ev });
             self.pool[n as usize].next = n;
             self.tails[s] = n;
-            self.bits[s >> 6] |= 1 << (s & 63);
         } else {
+            let tail = self.tails[s];
             let last = &self.pool[tail as usize];
             if last.t > t {
                 return self.insert(s, Node { t, seq, next: NIL, ev });
