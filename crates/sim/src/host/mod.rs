@@ -15,6 +15,7 @@ pub mod nic;
 pub mod rx;
 pub mod vswitch;
 
+use crate::idvec::IdVec;
 use crate::net::packet::{flags, Ecn, Packet, PktId, TcpOpt, ACK_BYTES};
 use crate::records::FlowRow;
 use crate::rng::{mix64, Rng};
@@ -56,7 +57,7 @@ pub struct Slot {
 }
 
 pub struct Hosts {
-    pub hosts: crate::idvec::IdVec<Host>,
+    pub hosts: IdVec<Host>,
     /// Every transport of the run (`Scenario::transports`); a flow names its own by index.
     pub transports: Vec<Params>,
     /// PIAS demotion thresholds (bytes sent); empty when PIAS is off.
@@ -65,7 +66,7 @@ pub struct Hosts {
     /// whether ACKs get it too.
     pub delay: Option<(DelaySampler, DelayPer, AppliesTo)>,
     pub delay_rng: Rng,
-    pub slots: crate::idvec::IdVec<Slot>,
+    pub slots: IdVec<Slot>,
     pub free_slots: Vec<u32>,
     /// Slot of each traced flow (`u32::MAX`: none), kept only while flows are traced.
     pub flow_slot: Vec<u32>,

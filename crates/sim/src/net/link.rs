@@ -35,7 +35,7 @@ impl Sim {
         let arrive = port.busy_until + port.delay;
         let hop = match port.peer_owner {
             // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run.
-            Owner::Switch(s) if routed && self.net.route_at_send => {
+            Owner::Switch(s) if routed && !self.net.ecmp_packet => {
                 let pkt = self.arena.get(id);
                 self.route(s, pkt.dst, pkt.hash)
             }

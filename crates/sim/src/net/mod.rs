@@ -63,10 +63,10 @@ pub struct Net {
     /// the port is found without a second, dependent load; else (start, count) of its range of
     /// `route_ports`. [`Net::route_set`] lists a set's ports either way.
     pub hot_routes: IdVec<(u32, u32)>,
+    /// Spraying (`switch.ecmp = "packet"`): each switch draws a packet's port when it arrives. Otherwise
+    /// (per-flow ECMP, lossy or lossless) a data packet's port at the next switch is a function of
+    /// (switch, destination, hash), found when it is sent (`link::Flight`); PFC frames are not routed.
     pub ecmp_packet: bool,
-    /// A packet's port at the next switch is found when it is sent (`link::Flight`): per-flow ECMP, lossy
-    /// or lossless (spraying draws at arrival; PFC frames are not routed).
-    pub route_at_send: bool,
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.
     pub alpha: f64,

@@ -1,5 +1,6 @@
 //! Packets live in an arena and travel by index; events never own heap data.
 
+use crate::idvec::IdVec;
 use crate::units::Time;
 
 pub type PktId = u32;
@@ -145,7 +146,7 @@ impl Packet {
 
 /// Slab of packets with a free list; ids stay valid until freed.
 pub struct Arena {
-    slots: crate::idvec::IdVec<Packet>,
+    slots: IdVec<Packet>,
     free: Vec<PktId>,
     pub live: u64,
     pub peak_live: u64,
@@ -153,7 +154,7 @@ pub struct Arena {
 
 impl Arena {
     pub fn new() -> Self {
-        Arena { slots: crate::idvec::IdVec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0, peak_live: 0 }
+        Arena { slots: IdVec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0, peak_live: 0 }
     }
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PktId {

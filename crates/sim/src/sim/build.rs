@@ -238,7 +238,6 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         route_ports: route_ports.into(),
         hot_routes: hot_routes.into(),
         ecmp_packet: sw.ecmp == Ecmp::Packet,
-        route_at_send: sw.ecmp != Ecmp::Packet,
         mtu,
         alpha: sw.alpha,
         pfc,
