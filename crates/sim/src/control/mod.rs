@@ -52,7 +52,7 @@ impl Tick<'_> {
         let port = &self.ports[o.port as usize];
         let mut c = port.queues[o.queue as usize].count;
         if port.paused & (1 << o.queue) != 0 {
-            c.paused_ps += self.now - port.fc.paused_since[o.queue as usize];
+            c.paused_ps += self.now - port.fc().paused_since[o.queue as usize];
         }
         QueueCounters {
             tx_pkts: c.tx_pkts - o.last.tx_pkts,
@@ -333,13 +333,12 @@ impl Sim {
         let inst = &mut self.ctl.list[i as usize];
         for o in inst.owned.iter_mut() {
             let port = &mut self.net.ports[o.port as usize];
-            let q = &mut port.queues[o.queue as usize];
-            let mut c = q.count;
+            let mut c = port.queues[o.queue as usize].count;
             if port.paused & (1 << o.queue) != 0 {
-                c.paused_ps += now - port.fc.paused_since[o.queue as usize];
+                c.paused_ps += now - port.fc().paused_since[o.queue as usize];
             }
             o.last = c;
-            q.aqm.on_tick(now);
+            port.queues[o.queue as usize].aqm.on_tick(now);
         }
         if let Some(t) = inst.ctl.next_tick(Some(now)) {
             self.push(t, Ev::Control(i));

@@ -113,7 +113,7 @@ impl Sim {
         for vl in 0..port.queues.len() {
             let port = &self.net.ports[p as usize];
             let Some(head) = port.queues[vl].fifo.front() else { continue };
-            if blocks(self.arena.get(head).size as u64) > port.fc.credits[vl] {
+            if blocks(self.arena.get(head).size as u64) > port.fc().credits[vl] {
                 self.set_paused(p, vl as u8, true); // no-op for a VL already OFF
             }
         }
@@ -125,7 +125,7 @@ impl Sim {
     pub(crate) fn credit_dequeued(&mut self, p: u32, vl: usize, id: PktId) {
         let size = self.arena.get(id).size as u64;
         let port = &mut self.net.ports[p as usize];
-        port.fc.credits[vl] -= blocks(size);
+        port.fc_mut().credits[vl] -= blocks(size);
         if let Owner::Switch(_) = port.owner {
             self.credit_release(p, id);
         }
@@ -154,12 +154,12 @@ impl Sim {
     /// Credits for `blocks` of VL `vl` reach port `p`; the VL turns ON if its head packet now fits.
     pub(crate) fn credit_arrive(&mut self, p: u32, vl: u8, blocks_back: u32) {
         let port = &mut self.net.ports[p as usize];
-        port.fc.credits[vl as usize] += blocks_back as u64;
+        port.fc_mut().credits[vl as usize] += blocks_back as u64;
         if port.paused & (1 << vl) == 0 {
             return;
         }
         let fits = match port.queues[vl as usize].fifo.front() {
-            Some(head) => blocks(self.arena.get(head).size as u64) <= port.fc.credits[vl as usize],
+            Some(head) => blocks(self.arena.get(head).size as u64) <= port.fc().credits[vl as usize],
             None => true,
         };
         if fits {
@@ -207,7 +207,7 @@ impl Sim {
     pub fn credit_audit(&self) -> Option<Result<(), String>> {
         let full = self.net.credit.as_ref()?.blocks;
         let n = self.net.ports.len();
-        let mut count: Vec<[u64; 8]> = self.net.ports.iter().map(|p| p.fc.credits).collect();
+        let mut count: Vec<[u64; 8]> = self.net.ports.iter().map(|p| p.fc().credits).collect();
         let vl = |p: &super::port::Port, prio: u8| (prio as usize).min(p.queues.len() - 1);
         for (i, p) in self.net.ports.iter().enumerate() {
             for &super::link::Flight { id, .. } in &p.pipe {

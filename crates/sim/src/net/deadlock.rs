@@ -50,7 +50,7 @@ impl Sim {
     /// Port `p` has had `prio` paused since at least `timeout` ago.
     fn stuck(&self, p: u32, prio: u8, now: u64, timeout: u64) -> bool {
         let port = &self.net.ports[p as usize];
-        port.paused & (1 << prio) != 0 && port.fc.paused_since[prio as usize] + timeout <= now
+        port.paused & (1 << prio) != 0 && port.fc().paused_since[prio as usize] + timeout <= now
     }
 
     /// A cycle of stuck ports through `p`: from a port, the next is a stuck port of the node it sends to
@@ -109,7 +109,7 @@ mod tests {
         let id = s.arena.alloc(Packet { in_port, ..Packet::blank() });
         let port = &mut s.net.ports[p as usize];
         port.paused |= 1;
-        port.fc.paused_since[0] = 0;
+        port.fc_mut().paused_since[0] = 0;
         port.queues[0].fifo.push_back(id, &mut s.arena);
     }
 

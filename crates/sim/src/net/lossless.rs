@@ -167,8 +167,9 @@ impl Sim {
         let id = self.arena.alloc(pkt);
         self.count_sent(id);
         let port = &mut self.net.ports[p as usize];
-        port.fc.ctl.push_back(id);
-        port.fc.frames_sent += 1;
+        let fc = port.fc_mut();
+        fc.ctl.push_back(id);
+        fc.frames_sent += 1;
         port.ctl += 1;
         port.pkts += 1;
         if !port.wake_pending {
@@ -186,7 +187,7 @@ impl Sim {
     #[cold]
     pub(crate) fn send_ctl(&mut self, p: u32) {
         let port = &mut self.net.ports[p as usize];
-        let id = port.fc.ctl.pop_front().unwrap();
+        let id = port.fc_mut().ctl.pop_front().unwrap();
         port.ctl -= 1;
         port.pkts -= 1;
         let size = self.arena.get(id).size as u64;
@@ -203,20 +204,20 @@ impl Sim {
         let pfc = self.net.pfc.as_deref().unwrap();
         let (mode, record, timeout) = (pfc.mode, pfc.record, pfc.deadlock_timeout);
         let port = &mut self.net.ports[q as usize];
-        port.fc.frames_received += 1;
+        port.fc_mut().frames_received += 1;
         if record {
             let row = PauseRow { time: now, node: port.node, port: port.local, priority: prio, pause: quanta > 0, sent: false };
             self.rec.pauses.push(row);
         }
         let was = port.paused & (1 << prio) != 0;
         if quanta == 0 {
-            port.fc.pause_until[prio as usize] = 0;
+            port.fc_mut().pause_until[prio as usize] = 0;
             self.set_paused(q, prio, false);
             return;
         }
         if mode == Mode::Timer {
             let until = now + (quanta as u128 * 512 * SEC as u128).div_ceil(port.rate as u128) as Time;
-            port.fc.pause_until[prio as usize] = until;
+            port.fc_mut().pause_until[prio as usize] = until;
             self.push(until, Ev::PauseExpire { port: q, prio });
         }
         self.set_paused(q, prio, true);
@@ -229,7 +230,7 @@ impl Sim {
     #[cold]
     pub(crate) fn pause_expired(&mut self, q: u32, prio: u8) {
         let now = self.now();
-        let fc = &mut self.net.ports[q as usize].fc;
+        let fc = self.net.ports[q as usize].fc_mut();
         if fc.pause_until[prio as usize] == now {
             fc.pause_until[prio as usize] = 0;
             self.set_paused(q, prio, false);

@@ -181,7 +181,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
                 paused: 0,
                 ctl: 0,
                 rev: u32::MAX,
-                fc: Box::default(),
+                fc: None,
             });
         }
     }
@@ -226,7 +226,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
     if let Some(c) = &credit {
         for port in ports.iter_mut() {
             let n = port.queues.len();
-            port.fc.credits[..n].fill(c.blocks);
+            port.fc_mut().credits[..n].fill(c.blocks);
         }
     }
     let hot_routes = crate::net::hot_routes(&routes, &route_ports);

@@ -320,9 +320,11 @@ impl Estimate {
         let held = if sc.host.extra_delay.is_some() { packets } else { 0 };
         let events = 2 * ports + open * MAX_TIMERS as u128 + sc.traffic.len() as u128 + 8 + held;
 
-        // Each port's state, its `ports` record row, and with PFC its ingress counters.
+        // Each port's state, its `ports` record row, and with PFC its ingress counters; its flow-control
+        // state where the fabric has PFC or credits (a port makes it on first use).
         let lossless = sc.switch.pfc.as_ref().map_or(0, |p| p.priorities.len()) as u128;
-        let port = (size_of::<Port>() + size_of::<FlowCtl>() + size_of::<crate::records::PortRow>()) as u128
+        let flow_ctl = if sc.switch.pfc.is_some() || sc.switch.credit.is_some() { size_of::<FlowCtl>() } else { 0 };
+        let port = (size_of::<Port>() + flow_ctl + size_of::<crate::records::PortRow>()) as u128
             + lossless * size_of::<crate::net::pfc::Ingress>() as u128
             + queues * size_of::<Queue>() as u128
             + if matches!(sc.switch.scheduler, SchedulerCfg::Dwrr { .. }) { queues * 8 } else { 0 };

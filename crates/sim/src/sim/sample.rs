@@ -91,7 +91,7 @@ impl Sim {
             let mut paused: u64 = port.queues.iter().map(|q| q.count.paused_ps).sum();
             for prio in 0..8 {
                 if port.paused & (1 << prio) != 0 {
-                    paused += now - port.fc.paused_since[prio];
+                    paused += now - port.fc().paused_since[prio];
                 }
             }
             self.rec.ports.push(crate::records::PortRow {
@@ -103,8 +103,8 @@ impl Sim {
                 drops: port.queues.iter().map(|q| q.count.drops).sum(),
                 // With credits a port stops only for lack of them (no PFC): its stopped time is a credit stall.
                 paused: if credit { 0 } else { paused },
-                pause_frames_sent: port.fc.frames_sent,
-                pause_frames_received: port.fc.frames_received,
+                pause_frames_sent: port.fc().frames_sent,
+                pause_frames_received: port.fc().frames_received,
                 credit_stall: if credit { paused } else { 0 },
             });
         }
@@ -142,7 +142,7 @@ impl Sim {
                 rr.iter().for_each(&mut count);
             }
             port.pipe.iter().for_each(|f| count(f.id));
-            port.fc.ctl.iter().for_each(|&id| count(id));
+            port.fc().ctl.iter().for_each(|&id| count(id));
         }
         // Packets a vSwitch holds are in flight.
         for h in &self.hosts.hosts {
