@@ -210,7 +210,7 @@ impl Sim {
         let mut count: Vec<[u64; 8]> = self.net.ports.iter().map(|p| p.fc().credits).collect();
         let vl = |p: &super::port::Port, prio: u8| (prio as usize).min(p.queues.len() - 1);
         for (i, p) in self.net.ports.iter().enumerate() {
-            for &super::link::Flight { id, .. } in &p.pipe {
+            for id in p.pipe.iter(&self.arena) {
                 let pkt = self.arena.get(id);
                 count[i][vl(p, pkt.prio)] += blocks(pkt.size as u64);
             }

@@ -144,9 +144,11 @@ impl Packet {
     }
 }
 
-/// Slab of packets with a free list; ids stay valid until freed.
+/// Slab of packets with a free list; ids stay valid until freed. Beside each slot, its packet's place on
+/// the wire (`net/link.rs`).
 pub struct Arena {
     slots: IdVec<Packet>,
+    wires: IdVec<super::link::Wire>,
     free: Vec<PktId>,
     pub live: u64,
     pub peak_live: u64,
@@ -154,7 +156,13 @@ pub struct Arena {
 
 impl Arena {
     pub fn new() -> Self {
-        Arena { slots: IdVec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0, peak_live: 0 }
+        Arena {
+            slots: IdVec::with_capacity(1 << 14),
+            wires: IdVec::with_capacity(1 << 14),
+            free: Vec::with_capacity(1 << 14),
+            live: 0,
+            peak_live: 0,
+        }
     }
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PktId {
@@ -167,6 +175,7 @@ impl Arena {
             id
         } else {
             self.slots.push(p);
+            self.wires.push(Default::default());
             (self.slots.len() - 1) as PktId
         }
     }
@@ -182,6 +191,15 @@ impl Arena {
     #[inline]
     pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
         &mut self.slots[id as usize]
+    }
+    /// Where packet `id` is on the wire (meaningful while it is in a link's pipe).
+    #[inline(always)]
+    pub fn wire(&self, id: PktId) -> &super::link::Wire {
+        &self.wires[id as usize]
+    }
+    #[inline(always)]
+    pub fn wire_mut(&mut self, id: PktId) -> &mut super::link::Wire {
+        &mut self.wires[id as usize]
     }
 }
 

@@ -117,7 +117,7 @@ pub struct Port {
     pub carry: u64,
     /// Exact picoseconds per byte when the rate divides 8·10¹² (every common rate); 0 otherwise.
     pub ps_per_byte: u64,
-    pub pipe: VecDeque<super::link::Flight>,
+    pub pipe: super::link::Pipe,
     pub tx_bytes: u64,
     pub tx_bytes_link_sample: u64,
     pub rng: Option<Rng>,

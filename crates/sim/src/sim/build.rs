@@ -20,7 +20,6 @@ use crate::records::{Recorder, Records};
 use crate::rng::{self, mix64};
 use crate::units::{Time, SEC};
 use crate::workload::{self, HostInfo, Tags};
-use std::collections::VecDeque;
 use std::io::Write;
 
 impl Sim {
@@ -174,7 +173,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
                 wake_pending: false,
                 carry: 0,
                 ps_per_byte: if (8 * SEC) % l.rate == 0 { 8 * SEC / l.rate } else { 0 },
-                pipe: VecDeque::new(),
+                pipe: Default::default(),
                 tx_bytes: 0,
                 tx_bytes_link_sample: 0,
                 rng: (l.loss > 0.0).then(|| rng::stream(sc.seed, "link_loss", gid)),

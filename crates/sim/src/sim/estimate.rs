@@ -358,7 +358,7 @@ impl Estimate {
             ("RTT samples", grown(rtt_samples) * size_of::<crate::records::RttRow>() as u128),
             // The row, its action and feature strings (about 140 characters for ACC's 18 features).
             ("controller steps", grown(steps) * (size_of::<crate::records::ControlRow>() + 160) as u128),
-            ("packets", grown(packets) * (size_of::<Packet>() + 4) as u128),
+            ("packets", grown(packets) * (size_of::<Packet>() + size_of::<crate::net::link::Wire>() + 4) as u128),
             ("events", grown(events.max(4096)) * event + (1 << 13) * 4 + 1024 * 24),
             ("tables handed to Python", python),
             ("process", PROCESS_BYTES),

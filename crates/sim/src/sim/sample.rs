@@ -141,7 +141,7 @@ impl Sim {
             if let crate::net::port::Sched::FlowRr(rr) = &port.sched {
                 rr.iter().for_each(&mut count);
             }
-            port.pipe.iter().for_each(|f| count(f.id));
+            port.pipe.iter(&self.arena).for_each(&mut count);
             port.fc().ctl.iter().for_each(|&id| count(id));
         }
         // Packets a vSwitch holds are in flight.
