@@ -98,6 +98,11 @@ pub struct EventQueue<E: Copy> {
     /// wheel's head with a field rather than the heap's top entry.
     far_t: Time,
     seq: u64,
+    /// What the last `peek_near` found — its slot's absolute number + 1 (0: nothing), head and tail — so
+    /// that the next pop need not search again. A push at or before that slot forgets it.
+    peek_end: u64,
+    peek_head: u32,
+    peek_tail: u32,
 }
 
 impl<E: Copy> EventQueue<E> {
@@ -113,6 +118,9 @@ impl<E: Copy> EventQueue<E> {
             far: BinaryHeap::with_capacity(1024),
             far_t: Time::MAX,
             seq: 0,
+            peek_end: 0,
+            peek_head: NIL,
+            peek_tail: NIL,
         }
     }
 
@@ -145,6 +153,9 @@ impl<E: Copy> EventQueue<E> {
         let seq = self.seq;
         let abs = t >> SHIFT;
         debug_assert!(abs >= self.cur, "event scheduled in the past");
+        if abs < self.peek_end {
+            self.peek_end = 0;
+        }
         if abs >= self.cur + SLOTS as u64 {
             return self.push_far(Item { t, seq, ev });
         }
@@ -232,10 +243,16 @@ impl<E: Copy> EventQueue<E> {
     /// Remove and return the earliest entry if its time is ≤ `limit`; otherwise leave everything as is.
     #[inline]
     pub fn pop_before(&mut self, limit: Time) -> Option<(Time, E)> {
-        // The wheel's earliest is the head of the first non-empty slot.
-        let Some(s) = self.next_slot() else { return self.pop_far(limit) };
-        let tail = self.tails[s];
-        let n = self.pool[tail as usize].next;
+        // The wheel's earliest is the head of the first non-empty slot (found by the peek, if no push came
+        // before it since).
+        let (s, tail, n) = if self.peek_end != 0 {
+            (((self.peek_end - 1) & MASK) as usize, self.peek_tail, self.peek_head)
+        } else {
+            let Some(s) = self.next_slot() else { return self.pop_far(limit) };
+            let tail = self.tails[s];
+            (s, tail, self.pool[tail as usize].next)
+        };
+        self.peek_end = 0;
         let node = self.pool[n as usize];
         if node.t > self.far_t || (node.t == self.far_t && self.far.peek().is_some_and(|f| f.seq < node.seq)) {
             return self.pop_far(limit);
@@ -261,14 +278,19 @@ impl<E: Copy> EventQueue<E> {
     /// not an order. Further out the wheel is sparse — a small network whose state stays in the cache —
     /// and the search would cost more than the fetch saves.
     #[inline]
-    pub fn peek_near(&self) -> Option<&E> {
+    pub fn peek_near(&mut self) -> Option<&E> {
         let start = (self.cur & MASK) as usize;
         let word = self.bits[start >> 6] & (!0u64 << (start & 63));
         if word == 0 {
             return None;
         }
         let s = (start & !63) | word.trailing_zeros() as usize;
-        let head = self.pool[self.tails[s] as usize].next;
+        let tail = self.tails[s];
+        let head = self.pool[tail as usize].next;
+        // The slot's absolute number: the cursor's, plus how far the slot lies past it.
+        self.peek_end = self.cur + (s - (self.cur & MASK) as usize) as u64 + 1;
+        self.peek_head = head;
+        self.peek_tail = tail;
         Some(&self.pool[head as usize].ev)
     }
 
@@ -302,6 +324,7 @@ impl<E: Copy> EventQueue<E> {
         self.in_wheel = 0;
         self.far.clear();
         self.far_t = Time::MAX;
+        self.peek_end = 0;
         all
     }
 
@@ -336,6 +359,9 @@ mod tests {
     use super::*;
     use rand::Rng;
 
+    /// Random pushes (many ties, many into the slot just popped) and pops, with a peek before about half
+    /// of the operations: the pop after a peek reuses what the peek found unless a push came at or before
+    /// its slot.
     #[test]
     fn pops_in_time_then_insertion_order() {
         let mut rng = crate::rng::stream(1, "q", 0);
@@ -346,6 +372,9 @@ mod tests {
         let mut popped = Vec::new();
         let mut expect = Vec::new();
         for _ in 0..30_000 {
+            if rng.gen_bool(0.5) {
+                q.peek_near();
+            }
             if rng.gen_bool(0.55) || q.is_empty() {
                 // Many ties on purpose.
                 let t = now + [0, 0, 1, 5, 1000, 2047, 2048, rng.gen_range(0..1_000_000), rng.gen_range(0..200_000_000)][rng.gen_range(0..9)];
@@ -414,6 +443,9 @@ mod tests {
             let mut popped = Vec::new();
             let mut expect = Vec::new();
             while !reference.is_empty() {
+                if rng.gen_bool(0.5) {
+                    q.peek_near();
+                }
                 if id < 3000 && rng.gen_bool(0.5) {
                     push(&mut q, &mut reference, id, now, &mut rng);
                     id += 1;
