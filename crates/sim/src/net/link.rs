@@ -15,10 +15,10 @@ use crate::sim::{Ev, Sim};
 use crate::units::Time;
 
 /// A packet on the wire, in the table beside the arena (`Arena::wire`): the port it will leave the far
-/// switch by, where that switch routes it by its flow's hash — found when it was sent, so that its
-/// arrival can start loading that port and the packet at once (`NO_HOP` otherwise: the switch routes it
-/// then) — and the packet sent after it on the same link with the time that one reaches the far end
-/// (meaningless for the pipe's last packet).
+/// switch by, where that switch routes it by its flow's hash — found when it was queued (`Packet::hop`),
+/// so that its arrival can start loading that port and the packet at once (`NO_HOP` otherwise: the switch
+/// routes it then) — and the packet sent after it on the same link with the time that one reaches the
+/// far end (meaningless for the pipe's last packet).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wire {
     pub next_t: Time,
@@ -69,14 +69,8 @@ impl Sim {
         port.tx_bytes += size;
         self.packet_hops += 1;
         let arrive = port.busy_until + port.delay;
-        let hop = match port.peer_owner {
-            // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run.
-            Owner::Switch(s) if routed && !self.net.ecmp_packet => {
-                let pkt = self.arena.get(id);
-                self.route(s, pkt.dst, pkt.hash)
-            }
-            _ => NO_HOP,
-        };
+        // Found when the packet was queued at this port (`Packet::hop`).
+        let hop = if routed { self.arena.get(id).hop } else { NO_HOP };
         let port = &mut self.net.ports[p as usize];
         *self.arena.wire_mut(id) = Wire { next_t: 0, next: 0, hop };
         let pipe = &mut port.pipe;

@@ -159,6 +159,7 @@ impl Sim {
             in_port: 0,
             opt: TcpOpt::None,
             next: 0,
+            hop: super::link::NO_HOP,
         };
         if record {
             let row = PauseRow { time: now, node: port.node, port: port.local, priority: prio, pause, sent: true };

@@ -109,6 +109,10 @@ pub struct Packet {
     pub opt: TcpOpt,
     /// The packet after it in the queue it waits in (`net/fifo.rs`); meaningless outside a queue.
     pub next: PktId,
+    /// While it waits in a port's queue: the port it will leave the next switch by, found when it was
+    /// queued (`Sim::port_push`; `link::NO_HOP` where the next node is a host, or spraying draws the
+    /// port there), so that sending it reads the packet it is sending, not the route table.
+    pub hop: u32,
 }
 
 impl Packet {
@@ -140,6 +144,7 @@ impl Packet {
             in_port: 0,
             opt: TcpOpt::None,
             next: 0,
+            hop: super::link::NO_HOP,
         }
     }
 }

@@ -271,8 +271,18 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn port_push(&mut self, p: u32, qi: usize, id: PktId) {
         let now = self.now();
+        // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run: the port the
+        // packet will leave the next switch by is found now, while this port's state loads, rather than
+        // when it is sent, where the route table's line was one more load after the queue's and the
+        // packet's.
+        let pkt = self.arena.get(id);
+        let hop = match self.net.ports[p as usize].peer_owner {
+            Owner::Switch(s) if !self.net.ecmp_packet => self.route(s, pkt.dst, pkt.hash),
+            _ => super::link::NO_HOP,
+        };
         let pkt = self.arena.get_mut(id);
         pkt.enq = now;
+        pkt.hop = hop;
         let (size, conn) = (pkt.size as u64, pkt.conn);
         let port = &mut self.net.ports[p as usize];
         let qi = match &mut port.sched {
