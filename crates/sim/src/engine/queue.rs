@@ -31,6 +31,8 @@ const BITS: u32 = 16;
 const SLOTS: usize = 1 << BITS;
 const MASK: u64 = SLOTS as u64 - 1;
 const WORDS: usize = SLOTS / 64;
+/// Below this many wheel entries the peek searches the whole wheel (see `peek_near`).
+const SPARSE: usize = 32;
 
 #[derive(Clone, Copy, Debug)]
 struct Item<E> {
@@ -273,26 +275,32 @@ impl<E: Copy> EventQueue<E> {
         Some((node.t, node.ev))
     }
 
-    /// The wheel's earliest entry if it lies within the cursor's 64 slots (the heap is not looked at), without
-    /// removing it: a hint for the model to fetch the next event's state ahead ([`super::Model::prefetch`]),
-    /// not an order. What it found is kept for the next pop, which then starts from the entry the peek
-    /// loaded instead of searching the bitmap and the slot's list again: the pop's chain of dependent loads
-    /// was the engine's longest wait (shortened benchmark 1 −6 %, leaf-spine −7 %, at equal instructions).
-    /// Further out the wheel is sparse — a small network whose state stays in the cache — and a search
-    /// there is often wasted, because the event handled next pushes an earlier one (searching the whole
-    /// wheel here: incast −4 %, leaf-spine +1.5 %; not kept).
+    /// The wheel's earliest entry if it lies within the cursor's 64 slots, or anywhere in a wheel of fewer
+    /// than SPARSE entries (the heap is not looked at), without removing it: a hint for the model to fetch
+    /// the next event's state ahead ([`super::Model::prefetch`]), not an order. What it found is kept for
+    /// the next pop, which then starts from the entry the peek loaded instead of searching the bitmap and
+    /// the slot's list again: the pop's chain of dependent loads was the engine's longest wait (shortened
+    /// benchmark 1 −6 %, leaf-spine −7 %, at equal instructions). On a busy wheel whose next entry lies
+    /// further out, a search here is often wasted, because the event handled next pushes an earlier one
+    /// (searching the whole wheel always: incast −4 %, leaf-spine +1.5 %); a sparse wheel (the incast's
+    /// few dozen entries) has little to push before it (below 32 entries: incast −6 %, the others
+    /// unchanged; below 64 the leaf-spine lost 1 %).
     #[inline]
     pub fn peek_near(&mut self) -> Option<&E> {
         let start = (self.cur & MASK) as usize;
         let word = self.bits[start >> 6] & (!0u64 << (start & 63));
-        if word == 0 {
+        let s = if word != 0 {
+            (start & !63) | word.trailing_zeros() as usize
+        } else if self.in_wheel != 0 && self.in_wheel < SPARSE {
+            self.next_slot_wrapped(start >> 6, start & 63)?
+        } else {
             return None;
-        }
-        let s = (start & !63) | word.trailing_zeros() as usize;
+        };
         let tail = self.tails[s];
         let head = self.pool[tail as usize].next;
         // The slot's absolute number: the cursor's, plus how far the slot lies past it.
-        self.peek_end = self.cur + (s - (self.cur & MASK) as usize) as u64 + 1;
+        let ahead = s.wrapping_sub(start) & MASK as usize;
+        self.peek_end = self.cur + ahead as u64 + 1;
         self.peek_head = head;
         self.peek_tail = tail;
         Some(&self.pool[head as usize].ev)
