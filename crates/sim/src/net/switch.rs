@@ -35,7 +35,7 @@ impl Sim {
     /// A packet arrives at switch `s` over the link of port `from` (the upstream's): route it, admit it
     /// to the egress queue, run the AQM's enqueue decision, queue it. PFC frames and lossless priorities
     /// take their own path (`net/lossless.rs`). `hop`: the egress port if the sender found it
-    /// (`link::Flight`), else `NO_HOP`.
+    /// (`link::Wire`), else `NO_HOP`.
     #[inline]
     pub(crate) fn switch_receive(&mut self, s: u32, id: PktId, from: u32, hop: u32) {
         if self.net.pfc.is_some() && self.switch_receive_pfc(s, id, from, hop) {
@@ -100,7 +100,7 @@ impl Sim {
         true
     }
 
-    /// The port packet `id` leaves switch `s` by: `hop` if its sender found it (`link::Flight`), else routed
+    /// The port packet `id` leaves switch `s` by: `hop` if its sender found it (`link::Wire`), else routed
     /// now (spraying draws from the switch's stream here).
     #[inline(always)]
     pub(crate) fn egress(&mut self, s: u32, id: PktId, hop: u32) -> u32 {
