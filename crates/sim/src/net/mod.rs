@@ -65,8 +65,8 @@ pub struct Net {
     pub hot_routes: IdVec<(u32, u32)>,
     /// Spraying (`switch.ecmp = "packet"`): each switch draws a packet's port when it arrives. Otherwise
     /// (per-flow ECMP, lossy or lossless) a data packet's port at the next switch is a function of
-    /// (switch, destination, hash), found when it is queued to be sent there (`Packet::hop`) and carried on the
-    /// wire (`link::Wire`); PFC frames are not routed.
+    /// (switch, destination, hash), found when it is queued to be sent there (`Packet::hop`) and carried
+    /// on the wire (`link::Wire`); PFC frames are not routed.
     pub ecmp_packet: bool,
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.
