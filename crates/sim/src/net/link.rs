@@ -4,9 +4,10 @@
 //! is applied when a packet reaches the far end.
 //!
 //! A pipe is a list linked through a table beside the packet arena ([`Wire`], one 16-byte entry per
-//! packet slot), so a link holds no storage of its own beyond its ends: a ring per port kept the capacity of its largest
-//! burst for the whole run (1 KB a port on benchmark 4, where hosts send 33 ACKs back to back), while the
-//! table grows with the packets alive at once. An arrival reads one entry, as it read one ring entry.
+//! packet slot), so a link holds no storage beyond its ends in the port: a ring per port kept the
+//! capacity of its largest burst for the whole run (1 KB a port on benchmark 4, where hosts send 33 ACKs
+//! back to back), while the table grows with the packets alive at once. An arrival reads one entry, as it
+//! read one ring entry.
 
 use super::packet::{Arena, PktId};
 use super::Owner;
@@ -15,8 +16,8 @@ use crate::sim::{Ev, Sim};
 use crate::units::Time;
 
 /// A packet on the wire, in the table beside the arena (`Arena::wire`): the packet sent after it on the
-/// same link, the time that one reaches the far end, and the port it will leave the far switch by
-/// (meaningless for the pipe's last packet). That port (`NO_HOP` where the far node is a host or routes
+/// same link, the time that one reaches the far end, and the port that one will leave the far switch by
+/// (all meaningless for the pipe's last packet). That port (`NO_HOP` where the far node is a host or routes
 /// by spraying) was found when the packet was queued (`Packet::hop`); the pipe keeps its head's in the
 /// port (`Pipe::head_hop`), so that an arrival starts loading that port and the packet as soon as the
 /// sending port's line is in, without waiting for the wire entry (shortened benchmark 1 −4 %, leaf-spine
