@@ -63,10 +63,9 @@ impl Pipe {
 }
 
 impl Sim {
-    /// Put packet `id` (`size` bytes) on the wire of port `p`, which is free now; `routed`: the far switch
-    /// routes it (data, not a PFC frame).
+    /// Put packet `id` (`size` bytes) on the wire of port `p`, which is free now.
     #[inline(always)]
-    pub(crate) fn transmit(&mut self, p: u32, id: PktId, size: u64, routed: bool) {
+    pub(crate) fn transmit(&mut self, p: u32, id: PktId, size: u64) {
         let now = self.now();
         let port = &mut self.net.ports[p as usize];
         let ser = port.serialise(size);
@@ -74,8 +73,9 @@ impl Sim {
         port.tx_bytes += size;
         self.packet_hops += 1;
         let arrive = port.busy_until + port.delay;
-        // Found when the packet was queued at this port (`Packet::hop`).
-        let hop = if routed { self.arena.get(id).hop } else { NO_HOP };
+        // Found when the packet was queued at this port (`Packet::hop`; a PFC frame, never routed, is made
+        // with `NO_HOP`).
+        let hop = self.arena.get(id).hop;
         let port = &mut self.net.ports[p as usize];
         *self.arena.wire_mut(id) = Wire { next_t: 0, next: 0, next_hop: NO_HOP };
         let pipe = &mut port.pipe;
@@ -156,7 +156,7 @@ mod tests {
             s.run_until(NOW + k * ser);
             let id = s.arena.alloc(Packet { size: 64, payload: 0, flags: flags::PFC, seq: 0, ..Packet::blank() });
             s.count_sent(id);
-            s.transmit(p, id, 64, false);
+            s.transmit(p, id, 64);
             ids.push(id);
         }
         let port_p = &s.net.ports[p as usize];

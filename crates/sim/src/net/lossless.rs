@@ -192,7 +192,7 @@ impl Sim {
         port.ctl -= 1;
         port.pkts -= 1;
         let size = self.arena.get(id).size as u64;
-        self.transmit(p, id, size, false);
+        self.transmit(p, id, size);
     }
 
     /// A PFC frame reaches the port `q` it pauses or resumes (the receiving node's port back toward the

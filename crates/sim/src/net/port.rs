@@ -403,7 +403,7 @@ impl Sim {
                     (pkt.payload > 0 && pkt.src == h).then_some((pkt.conn, pkt.flow, pkt.payload))
                 }
             };
-            self.transmit(p, id, size, true);
+            self.transmit(p, id, size);
             if let Some((sid, flow, payload)) = tsq {
                 self.host_departure(sid, flow, payload);
             }
