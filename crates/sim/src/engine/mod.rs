@@ -23,6 +23,11 @@ impl<E: Copy> Default for Engine<E> {
 }
 
 impl<E: Copy> Engine<E> {
+    /// An engine whose timing wheel covers at least `span` ahead (`EventQueue::with_span`).
+    pub fn with_span(span: Time) -> Self {
+        Engine { now: 0, q: EventQueue::with_span(span), events: 0 }
+    }
+
     #[inline]
     pub fn now(&self) -> Time {
         self.now

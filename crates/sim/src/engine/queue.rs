@@ -1,7 +1,8 @@
 //! The event queue: one priority queue ordered by (time, insertion sequence), holding small `Copy` events.
 //!
 //! Near events — a packet finishing serialisation, a packet reaching the end of a link — go into a
-//! timing wheel of 1.024 ns slots that covers the next 67 µs; a bitmap finds the next non-empty slot.
+//! timing wheel of 1.024 ns slots that covers the next 16.8–67 µs (as the scenario's links need:
+//! `EventQueue::with_span`); a bitmap finds the next non-empty slot.
 //! Each slot's entries are a list kept sorted by (time, sequence) in one pool of nodes, so a pop takes
 //! the list's head. Slots this narrow hold about one entry each on a busy fabric (benchmark 1 pops ~400
 //! events per µs), so few pushes land out of order: against 8.192 ns slots the fabrics ran 11–12 %
@@ -26,11 +27,9 @@ const SHIFT: u32 = 10;
 /// The most entries of a slot an out-of-order push walks past; one that would go further waits in the
 /// heap.
 const SCAN: u32 = 16;
-/// log2 of the number of slots.
-const BITS: u32 = 16;
-const SLOTS: usize = 1 << BITS;
-const MASK: u64 = SLOTS as u64 - 1;
-const WORDS: usize = SLOTS / 64;
+/// log2 of the number of slots: the fewest and the most (`EventQueue::with_span`).
+const MIN_BITS: u32 = 14;
+const MAX_BITS: u32 = 16;
 /// Below this many wheel entries the peek searches the whole wheel (see `peek_near`).
 const SPARSE: usize = 32;
 
@@ -85,14 +84,17 @@ struct Node<E> {
 pub struct EventQueue<E: Copy> {
     /// Each slot's entries form a circular list in `pool`, sorted by (time, sequence); `tails[s]` is the
     /// slot's last entry (NIL when empty) and its `next` the first, so both ends are one step away.
-    /// (Fixed-size arrays: a masked slot number needs no bounds check.)
-    tails: Box<[u32; SLOTS]>,
+    /// (`IdVec`s: a masked slot number is below the length, so release builds skip the check.)
+    tails: IdVec<u32>,
     pool: IdVec<Node<E>>,
     free: u32,
     /// Bit i set ⇔ slot i holds entries.
-    bits: Box<[u64; WORDS]>,
+    bits: IdVec<u64>,
+    /// The number of slots (a power of two, 2^MIN_BITS to 2^MAX_BITS), less one; and of bitmap words.
+    mask: u64,
+    words: usize,
     /// Absolute slot number (time >> SHIFT) of the last entry popped; every wheel entry lies in
-    /// [cur, cur + SLOTS).
+    /// [cur, cur + slots).
     cur: u64,
     in_wheel: usize,
     far: BinaryHeap<Item<E>>,
@@ -108,13 +110,25 @@ pub struct EventQueue<E: Copy> {
 }
 
 impl<E: Copy> EventQueue<E> {
+    /// A wheel of the most slots (67 µs).
     pub fn new() -> Self {
+        Self::with_span(Time::MAX)
+    }
+
+    /// A wheel that covers at least `span` ahead of now (at least 16.8 µs, at most 67 µs): events
+    /// further out wait in the heap. Its slot tails take 4 bytes a slot, 64–256 KB, all of it
+    /// touched as the cursor sweeps round, so a scenario that pushes nothing far ahead asks for less.
+    pub fn with_span(span: Time) -> Self {
+        let need = (span >> SHIFT).max(1);
+        let bits = (u64::BITS - (need - 1).leading_zeros()).clamp(MIN_BITS, MAX_BITS);
+        let slots = 1usize << bits;
         EventQueue {
-            // Built on the heap: 256 KB is too much for a small thread's stack in an unoptimised build.
-            tails: vec![NIL; SLOTS].into_boxed_slice().try_into().unwrap(),
+            tails: vec![NIL; slots].into(),
             pool: IdVec::with_capacity(4096),
             free: NIL,
-            bits: Box::new([0; WORDS]),
+            bits: vec![0; slots / 64].into(),
+            mask: slots as u64 - 1,
+            words: slots / 64,
             cur: 0,
             in_wheel: 0,
             far: BinaryHeap::with_capacity(1024),
@@ -158,10 +172,10 @@ impl<E: Copy> EventQueue<E> {
         if abs < self.peek_end {
             self.peek_end = 0;
         }
-        if abs >= self.cur + SLOTS as u64 {
+        if abs > self.cur + self.mask {
             return self.push_far(Item { t, seq, ev });
         }
-        let s = (abs & MASK) as usize;
+        let s = (abs & self.mask) as usize;
         // Whether the slot is empty comes from the bitmap (8 KB, read by every pop), not from its tail (the
         // 256 KB array, whose line is often cold): an empty slot's tail is then only written.
         let word = &mut self.bits[s >> 6];
@@ -220,7 +234,7 @@ impl<E: Copy> EventQueue<E> {
         if self.in_wheel == 0 {
             return None;
         }
-        let start = (self.cur & MASK) as usize;
+        let start = (self.cur & self.mask) as usize;
         let (w0, b0) = (start >> 6, start & 63);
         let first = self.bits[w0] & (!0u64 << b0);
         if first != 0 {
@@ -232,9 +246,10 @@ impl<E: Copy> EventQueue<E> {
     /// `next_slot` past the cursor's own word.
     #[inline(never)]
     fn next_slot_wrapped(&self, w0: usize, b0: usize) -> Option<usize> {
-        for k in 1..=WORDS {
-            let w = (w0 + k) % WORDS;
-            let m = if k == WORDS { self.bits[w] & !(!0u64 << b0) } else { self.bits[w] };
+        let words = self.words;
+        for k in 1..=words {
+            let w = (w0 + k) & (words - 1);
+            let m = if k == words { self.bits[w] & !(!0u64 << b0) } else { self.bits[w] };
             if m != 0 {
                 return Some((w << 6) | m.trailing_zeros() as usize);
             }
@@ -248,7 +263,7 @@ impl<E: Copy> EventQueue<E> {
         // The wheel's earliest is the head of the first non-empty slot (found by the peek, if no push came
         // before it since).
         let (s, tail, n) = if self.peek_end != 0 {
-            (((self.peek_end - 1) & MASK) as usize, self.peek_tail, self.peek_head)
+            (((self.peek_end - 1) & self.mask) as usize, self.peek_tail, self.peek_head)
         } else {
             let Some(s) = self.next_slot() else { return self.pop_far(limit) };
             let tail = self.tails[s];
@@ -287,7 +302,7 @@ impl<E: Copy> EventQueue<E> {
     /// unchanged; below 64 the leaf-spine lost 1 %).
     #[inline]
     pub fn peek_near(&mut self) -> Option<&E> {
-        let start = (self.cur & MASK) as usize;
+        let start = (self.cur & self.mask) as usize;
         let word = self.bits[start >> 6] & (!0u64 << (start & 63));
         let s = if word != 0 {
             (start & !63) | word.trailing_zeros() as usize
@@ -299,7 +314,7 @@ impl<E: Copy> EventQueue<E> {
         let tail = self.tails[s];
         let head = self.pool[tail as usize].next;
         // The slot's absolute number: the cursor's, plus how far the slot lies past it.
-        let ahead = s.wrapping_sub(start) & MASK as usize;
+        let ahead = s.wrapping_sub(start) & self.mask as usize;
         self.peek_end = self.cur + ahead as u64 + 1;
         self.peek_head = head;
         self.peek_tail = tail;
@@ -376,8 +391,14 @@ mod tests {
     /// its slot.
     #[test]
     fn pops_in_time_then_insertion_order() {
+        // The largest wheel, and the smallest (where more pushes land beyond it, in the heap).
+        for q in [EventQueue::new(), EventQueue::with_span(0)] {
+            pops_in_order(q);
+        }
+    }
+
+    fn pops_in_order(mut q: EventQueue<u64>) {
         let mut rng = crate::rng::stream(1, "q", 0);
-        let mut q = EventQueue::new();
         let mut reference: Vec<(Time, u64)> = Vec::new();
         let mut now = 0;
         let mut id = 0u64;
@@ -389,7 +410,9 @@ mod tests {
             }
             if rng.gen_bool(0.55) || q.is_empty() {
                 // Many ties on purpose.
-                let t = now + [0, 0, 1, 5, 1000, 2047, 2048, rng.gen_range(0..1_000_000), rng.gen_range(0..200_000_000)][rng.gen_range(0..9)];
+                let t = now
+                    + [0, 0, 1, 5, 1000, 2047, 2048, rng.gen_range(0..1_000_000), rng.gen_range(0..40_000_000), rng.gen_range(0..200_000_000)]
+                        [rng.gen_range(0..10)];
                 q.push(t, id);
                 reference.push((t, id));
                 id += 1;
@@ -404,6 +427,23 @@ mod tests {
             assert_eq!(q.len(), reference.len());
         }
         assert_eq!(popped, expect);
+    }
+
+    /// The wheel covers the span asked for, rounded up to a power of two slots, within 2^14–2^16 slots
+    /// of 1.024 ns; an entry just inside it goes to the wheel, one just beyond to the heap.
+    #[test]
+    fn the_wheel_covers_the_span_asked_for() {
+        let us = 1_000_000;
+        for (span, slots) in [(0, 1 << 14), (4 * us, 1 << 14), (17 * us, 1 << 15), (34 * us, 1 << 16), (Time::MAX, 1 << 16)] {
+            let mut q = EventQueue::with_span(span);
+            assert_eq!((q.mask + 1, q.words), (slots, slots as usize / 64), "span {span}");
+            q.push((slots << SHIFT) - 1, 1u32);
+            assert_eq!((q.in_wheel, q.far.len()), (1, 0));
+            q.push(slots << SHIFT, 2);
+            assert_eq!((q.in_wheel, q.far.len()), (1, 1));
+            assert_eq!(q.pop(), Some(((slots << SHIFT) - 1, 1)));
+            assert_eq!(q.pop(), Some((slots << SHIFT, 2)));
+        }
     }
 
     #[test]
