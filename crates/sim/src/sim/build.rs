@@ -54,10 +54,10 @@ impl Sim {
         let work = workload::build(&sc.traffic, sc.seed, &info, sc.switch.mtu as u64, &mut tags, &transport_of)?;
         let obs = build_recorder(sc, &topo, &net, tags)?;
         let ctl = Controllers::build(&sc.switch.controller, &net, &topo.names, sc.record.controller_steps)?;
-        // The timing wheel covers four times the longest link (an arrival is pushed one link delay plus a
+        // The timing wheel covers twice the longest link (an arrival is pushed one link delay plus a
         // serialisation ahead), or its whole 67 µs where hosts add their own delays.
         let longest = net.ports.iter().map(|p| p.delay).max().unwrap_or(0);
-        let span = if sc.host.extra_delay.is_some() { Time::MAX } else { longest.saturating_mul(4) };
+        let span = if sc.host.extra_delay.is_some() { Time::MAX } else { longest.saturating_mul(2) };
         let mut sim = Sim {
             eng: Engine::with_span(span),
             arena: Arena::new(),
