@@ -39,6 +39,11 @@ impl<E: Copy> Engine<E> {
         self.q.push(t, ev);
     }
 
+    /// The timing wheel's number of slots (`EventQueue::with_span`).
+    pub fn wheel_slots(&self) -> u64 {
+        self.q.wheel_slots()
+    }
+
     /// Take every pending event out, in no particular order (a run that halts).
     pub fn take_all(&mut self) -> Vec<E> {
         self.q.take_all()

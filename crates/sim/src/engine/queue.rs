@@ -140,6 +140,11 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The wheel's number of slots.
+    pub fn wheel_slots(&self) -> u64 {
+        self.mask + 1
+    }
+
     pub fn len(&self) -> usize {
         self.in_wheel + self.far.len()
     }
@@ -434,7 +439,16 @@ mod tests {
     #[test]
     fn the_wheel_covers_the_span_asked_for() {
         let us = 1_000_000;
-        for (span, slots) in [(0, 1 << 14), (4 * us, 1 << 14), (17 * us, 1 << 15), (34 * us, 1 << 16), (Time::MAX, 1 << 16)] {
+        let exactly = |slots: u64| slots << SHIFT;
+        for (span, slots) in [
+            (0, 1 << 14),
+            (4 * us, 1 << 14),
+            (exactly(1 << 14), 1 << 14),
+            (exactly(1 << 14) + (1 << SHIFT), 1 << 15),
+            (17 * us, 1 << 15),
+            (34 * us, 1 << 16),
+            (Time::MAX, 1 << 16),
+        ] {
             let mut q = EventQueue::with_span(span);
             assert_eq!((q.mask + 1, q.words), (slots, slots as usize / 64), "span {span}");
             q.push((slots << SHIFT) - 1, 1u32);

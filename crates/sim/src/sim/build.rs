@@ -457,3 +457,25 @@ fn build_recorder(sc: &Scenario, topo: &Topo, net: &Net, tags: Tags) -> Result<R
         rtt_traced: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Sim;
+
+    /// The wheel covers twice the longest link, in 2^14 to 2^16 slots of 1.024 ns, and all of its 67 µs
+    /// where hosts add their own delays.
+    #[test]
+    fn the_wheel_covers_twice_the_longest_link() {
+        let sim = |link: &str, host: &str| {
+            let text = format!(
+                "seed = 1\nstop = {{ time = \"1us\" }}\n[topology]\nkind = \"star\"\nhosts = 2\nlink = {{ rate = \"10Gbps\", delay = \"{link}\" }}\n{host}"
+            );
+            Sim::from_toml(&text).unwrap().eng.wheel_slots()
+        };
+        assert_eq!(sim("1us", ""), 1 << 14);
+        assert_eq!(sim("8us", ""), 1 << 14); // 16 µs: 15625 slots
+        assert_eq!(sim("9us", ""), 1 << 15); // 18 µs: 17578 slots
+        assert_eq!(sim("20us", ""), 1 << 16);
+        assert_eq!(sim("1us", "[host]\nextra_delay = { kind = \"constant\", value = \"2us\" }"), 1 << 16);
+    }
+}
