@@ -94,7 +94,7 @@ fn shape(t: &Topology) -> Result<Shape, ConfigError> {
             let (s, l, k) = (*spines as u128, *leaves as u128, *hosts_per_leaf as u128);
             let h = l * k;
             // A leaf: one next hop to its own hosts, every spine toward the others; a spine: one.
-            let next_hops = l * (k + (h - k) * s) + s * h;
+            let next_hops = l * (k + h.saturating_sub(k) * s) + s * h;
             let bdp = h * bd(host_link.rate.0, host_link.delay.0) + l * s * bd(f.rate.0, f.delay.0);
             Shape { hosts: h, switches: l + s, links: h + l * s, next_hops, host_rate: Some(host_link.rate.0), bdp }
         }
@@ -174,9 +174,9 @@ fn last_start(kind: &TrafficKind, host_rate: Option<u64>, hosts: u128) -> Option
             let gap = 8.0 * mean / (c.load * cap) * SEC as f64;
             Some(c.start.0 as u128 + (c.flows as f64 * gap).min(u64::MAX as f64) as u128)
         }
-        TrafficKind::Incast(c) => Some(c.at.0 as u128 + (c.repeat as u128 - 1) * c.period.map_or(0, |p| p.0) as u128),
+        TrafficKind::Incast(c) => Some(c.at.0 as u128 + (c.repeat as u128).saturating_sub(1) * c.period.map_or(0, |p| p.0) as u128),
         TrafficKind::Stride(c) => {
-            let periodic = (c.repeat as u128 - 1) * c.period.map_or(0, |p| p.0) as u128;
+            let periodic = (c.repeat as u128).saturating_sub(1) * c.period.map_or(0, |p| p.0) as u128;
             let strides = c.strides.as_ref().map_or(1, |v| v.len()) as u128;
             // Sequential: a host's transfers back to back at its link rate.
             let back_to_back = if c.sequential { c.size.0.bytes(1500).min(u64::MAX / 2) as u128 * strides * 8 * SEC as u128 / host_rate? as u128 } else { 0 };
