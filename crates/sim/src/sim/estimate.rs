@@ -270,7 +270,8 @@ impl Estimate {
                 _ => n,
             };
             open += t.max_in_flight.map_or(at_once, |m| at_once.min(m as u128));
-            if !matches!(t.kind, TrafficKind::Poisson(_)) {
+            // Poisson arrivals and incast bursts are made as they come due; the other kinds list theirs.
+            if !matches!(t.kind, TrafficKind::Poisson(_) | TrafficKind::Incast(_)) {
                 listed += n;
             }
             let stop = t.active.and_then(|a| a.stop).map(|d| d.0 as u128);

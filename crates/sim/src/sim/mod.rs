@@ -58,6 +58,12 @@ pub enum Ev {
     Halt,
 }
 
+// A run may move to another thread (the Python front releases the GIL around one).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Sim>();
+};
+
 /// A scenario turned into a runnable simulation.
 pub struct Sim {
     /// Time and pending events: one entry per busy port, per busy link, per armed timer, per traffic

@@ -103,9 +103,26 @@ impl HostInfo {
 /// (`jobs.rs`).
 pub enum Source {
     List { flows: Vec<NewFlow>, next: usize },
+    /// Flows made as they come due by the kind's own rule (the incast's bursts).
+    Generated(Box<dyn Generator>),
     Poisson(Poisson),
     Workers(workers::Workers),
     Jobs(jobs::Jobs),
+}
+
+/// A traffic kind's flows made as they come due, in start order, rather than listed when the run is built
+/// (`incast.rs`'s bursts): a kind whose flows follow a rule needs no memory per flow before it starts.
+/// (`Send`: a run may move to another thread, as the Python front's do.)
+pub trait Generator: Send {
+    /// Start time of the next flow, if any.
+    fn peek(&self) -> Option<Time>;
+    /// Take the next flow (its start is `peek()`).
+    fn pop(&mut self) -> NewFlow;
+    /// Keep only the flows that start in [start, stop) (the entry's `active` window; called once, before
+    /// the first `peek`).
+    fn window(&mut self, start: Time, stop: Time);
+    /// The flows left, the next one among them.
+    fn remaining(&self) -> u64;
 }
 
 impl Source {
@@ -113,6 +130,7 @@ impl Source {
     pub fn peek(&self) -> Option<Time> {
         match self {
             Source::List { flows, next } => flows.get(*next).map(|f| f.start),
+            Source::Generated(g) => g.peek(),
             Source::Poisson(p) => p.peek(),
             Source::Workers(w) => w.peek(),
             Source::Jobs(j) => j.peek(),
@@ -126,6 +144,7 @@ impl Source {
                 *next += 1;
                 flows[*next - 1]
             }
+            Source::Generated(g) => g.pop(),
             Source::Poisson(p) => p.pop(),
             Source::Workers(w) => w.pop(),
             Source::Jobs(j) => j.pop(),
@@ -246,6 +265,7 @@ pub fn build(
         let (start, stop) = t.active.map(|a| (a.start.0, a.stop.map_or(Time::MAX, |s| s.0))).unwrap_or((0, Time::MAX));
         match &mut source {
             Source::List { flows, .. } => flows.retain(|f| f.start >= start && f.start < stop),
+            Source::Generated(g) => g.window(start, stop),
             Source::Workers(w) => w.retain(|f| f.start >= start && f.start < stop),
             Source::Jobs(j) => {
                 j.start = j.start.max(start);
@@ -262,6 +282,7 @@ pub fn build(
         // estimate counts them before building where the config tells; a file's rows are known here.)
         total = total.saturating_add(match &source {
             Source::List { flows, .. } => flows.len() as u64,
+            Source::Generated(g) => g.remaining(),
             Source::Poisson(p) => p.remaining,
             Source::Workers(w) => w.remaining(),
             Source::Jobs(j) => j.remaining(),
