@@ -181,8 +181,8 @@ impl<E: Copy> EventQueue<E> {
             return self.push_far(Item { t, seq, ev });
         }
         let s = (abs & self.mask) as usize;
-        // Whether the slot is empty comes from the bitmap (8 KB, read by every pop), not from its tail (the
-        // 256 KB array, whose line is often cold): an empty slot's tail is then only written.
+        // Whether the slot is empty comes from the bitmap (2–8 KB, read by every pop), not from its tail (the
+        // 64–256 KB array, whose line is often cold): an empty slot's tail is then only written.
         let word = &mut self.bits[s >> 6];
         if *word & (1 << (s & 63)) == 0 {
             *word |= 1 << (s & 63);
