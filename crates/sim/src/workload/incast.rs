@@ -249,10 +249,12 @@ mod tests {
         let remaining = s.remaining();
         let mut v = vec![];
         while let Some(t) = s.peek() {
+            assert_eq!(s.remaining(), remaining - v.len() as u64, "after {} flows", v.len());
             let f: NewFlow = s.pop();
             assert_eq!((f.start, f.dst), (t, 8));
             v.push((f.src, f.size, f.start));
         }
+        assert_eq!(s.remaining(), 0);
         (v, remaining)
     }
 
@@ -266,6 +268,10 @@ mod tests {
             "senders = \"0-3\"\nreceiver = 8\nsize = \"20KB\"\nat = \"0us\"\nrepeat = 50\nperiod = \"100us\"",
             "senders = [1, 2]\nreceiver = 8\nsize = \"5KB\"\nsize_max = \"9KB\"\nat = \"3us\"\nrepeat = 30\nperiod = \"0us\"",
             "senders = [4]\nreceiver = 8\nsize = \"1KB\"\nat = \"7us\"",
+            // One flow a burst, so that a window starts between bursts: without draws the bursts before it
+            // are skipped by arithmetic, with draws one by one.
+            "senders = [4]\nreceiver = 8\nsize = \"1KB\"\nat = \"7us\"\nrepeat = 2000\nperiod = \"1us\"",
+            "senders = [4, 5]\nreceiver = 8\nsize = \"1KB\"\nsize_max = \"3KB\"\nflows = 1\nat = \"7us\"\nrepeat = 2000\nperiod = \"1us\"",
         ];
         for text in cfgs {
             let c: Cfg = toml::from_str(text).unwrap();
@@ -273,7 +279,7 @@ mod tests {
             let (v, n) = made(&c, 5, None);
             assert_eq!((v.len() as u64, n), (all.len() as u64, all.len() as u64), "{text}");
             assert_eq!(v, all, "{text}");
-            for (start, stop) in [(1000 * US, 6000 * US), (1050 * US, 3000 * US), (0, 1), (3 * US, 3 * US + 1), (20_000 * US, u64::MAX)] {
+            for (start, stop) in [(1000 * US, 6000 * US), (1050 * US, 3000 * US), (507 * US, 900 * US), (0, 1), (3 * US, 3 * US + 1), (20_000 * US, u64::MAX)] {
                 let want: Vec<_> = all.iter().copied().filter(|f| f.2 >= start && f.2 < stop).collect();
                 let (v, n) = made(&c, 5, Some((start, stop)));
                 assert_eq!(n, want.len() as u64, "{text} [{start}, {stop})");
