@@ -40,7 +40,8 @@ impl<E: Copy> Engine<E> {
     }
 
     /// The timing wheel's number of slots (`EventQueue::with_span`).
-    pub fn wheel_slots(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn wheel_slots(&self) -> u64 {
         self.q.wheel_slots()
     }
 

@@ -90,9 +90,8 @@ pub struct EventQueue<E: Copy> {
     free: u32,
     /// Bit i set ⇔ slot i holds entries.
     bits: IdVec<u64>,
-    /// The number of slots (a power of two, 2^MIN_BITS to 2^MAX_BITS), less one; and of bitmap words.
+    /// The number of slots (a power of two, 2^MIN_BITS to 2^MAX_BITS), less one.
     mask: u64,
-    words: usize,
     /// Absolute slot number (time >> SHIFT) of the last entry popped; every wheel entry lies in
     /// [cur, cur + slots).
     cur: u64,
@@ -128,7 +127,6 @@ impl<E: Copy> EventQueue<E> {
             free: NIL,
             bits: vec![0; slots / 64].into(),
             mask: slots as u64 - 1,
-            words: slots / 64,
             cur: 0,
             in_wheel: 0,
             far: BinaryHeap::with_capacity(1024),
@@ -141,7 +139,8 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// The wheel's number of slots.
-    pub fn wheel_slots(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn wheel_slots(&self) -> u64 {
         self.mask + 1
     }
 
@@ -251,7 +250,7 @@ impl<E: Copy> EventQueue<E> {
     /// `next_slot` past the cursor's own word.
     #[inline(never)]
     fn next_slot_wrapped(&self, w0: usize, b0: usize) -> Option<usize> {
-        let words = self.words;
+        let words = self.bits.len();
         for k in 1..=words {
             let w = (w0 + k) & (words - 1);
             let m = if k == words { self.bits[w] & !(!0u64 << b0) } else { self.bits[w] };
@@ -450,7 +449,7 @@ mod tests {
             (Time::MAX, 1 << 16),
         ] {
             let mut q = EventQueue::with_span(span);
-            assert_eq!((q.mask + 1, q.words), (slots, slots as usize / 64), "span {span}");
+            assert_eq!((q.mask + 1, q.bits.len()), (slots, slots as usize / 64), "span {span}");
             q.push((slots << SHIFT) - 1, 1u32);
             assert_eq!((q.in_wheel, q.far.len()), (1, 0));
             q.push(slots << SHIFT, 2);
