@@ -55,6 +55,10 @@ impl Hooks for DctcpRed {
     fn on_dequeue(&mut self, ctx: &QueueCtx, _sojourn: Time, _rng: &mut Rng) -> Verdict {
         DctcpRed::on_dequeue(self, ctx)
     }
+    #[inline]
+    fn acts_at_dequeue(&self) -> bool {
+        self.params.at_dequeue
+    }
 }
 
 /// `aqm = { kind = "dctcp_red", threshold, mark_at = "enqueue"|"dequeue", non_ect = "pass"|"drop" }`.

@@ -18,7 +18,11 @@ impl std::fmt::Debug for Params {
     }
 }
 
-impl Hooks for DropTail {}
+impl Hooks for DropTail {
+    fn acts_at_dequeue(&self) -> bool {
+        false
+    }
+}
 
 /// No keys.
 #[derive(Debug, Clone, Deserialize, Default)]

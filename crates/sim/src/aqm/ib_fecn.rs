@@ -69,6 +69,9 @@ impl IbFecn {
 }
 
 impl Hooks for IbFecn {
+    fn acts_at_dequeue(&self) -> bool {
+        false
+    }
     fn on_enqueue(&mut self, ctx: &QueueCtx, _rng: &mut Rng) -> Verdict {
         // The AQM sees no packet size; every data packet of a run is one MTU but its last.
         self.decide(ctx, ctx.mtu)

@@ -372,23 +372,27 @@ impl Sim {
                     } else {
                         super::lossless::release(&self.net.pfc, sw, s, self.arena.get(id), size, &mut self.eng);
                     }
-                    let ctx = port.ctx(qi, now, mtu);
-                    let q = &mut port.queues[qi];
                     let pkt = self.arena.get_mut(id);
-                    let v = q.aqm.on_dequeue(&ctx, now - pkt.enq, &mut sw.rng);
-                    if q.fifo.is_empty() {
-                        q.aqm.on_empty(now);
-                    }
-                    if q.apply(v, pkt) {
-                        q.count.tx_pkts -= 1;
-                        q.count.tx_bytes -= size;
-                        self.rec.meta.drops.aqm += 1;
-                        let prio = pkt.prio;
-                        self.drop_pkt(id);
-                        if self.net.pfc.as_deref().is_some_and(|f| f.is_lossless(prio)) || self.net.credit.is_some() {
-                            self.lossless_drop(p, prio, "its AQM dropped it at dequeue");
+                    // An AQM quiet at dequeue (DCTCP marking at enqueue, drop-tail) would pass the packet
+                    // and change nothing: its context is not built.
+                    if port.queues[qi].aqm.acts_at_dequeue() {
+                        let ctx = port.ctx(qi, now, mtu);
+                        let q = &mut port.queues[qi];
+                        let v = q.aqm.on_dequeue(&ctx, now - pkt.enq, &mut sw.rng);
+                        if q.fifo.is_empty() {
+                            q.aqm.on_empty(now);
                         }
-                        continue;
+                        if q.apply(v, pkt) {
+                            q.count.tx_pkts -= 1;
+                            q.count.tx_bytes -= size;
+                            self.rec.meta.drops.aqm += 1;
+                            let prio = pkt.prio;
+                            self.drop_pkt(id);
+                            if self.net.pfc.as_deref().is_some_and(|f| f.is_lossless(prio)) || self.net.credit.is_some() {
+                                self.lossless_drop(p, prio, "its AQM dropped it at dequeue");
+                            }
+                            continue;
+                        }
                     }
                     // INT (HPCC): the port's record on a data packet that collects them.
                     if let TcpOpt::Int(i) = pkt.opt {
