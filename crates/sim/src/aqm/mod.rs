@@ -302,44 +302,35 @@ mod tests {
     use super::*;
     use crate::units::US;
 
-    /// Every kind (and each `mark_at` of those that have one), from a small config.
-    fn every_aqm() -> Vec<(&'static str, Aqm)> {
-        [
-            r#"kind = "droptail""#,
-            r#"kind = "dctcp_red"
-               threshold = "30KB""#,
-            r#"kind = "dctcp_red"
-               threshold = "30KB"
-               mark_at = "dequeue""#,
-            r#"kind = "red"
-               kmin = "5KB"
-               kmax = "200KB"
-               pmax = 0.5"#,
-            r#"kind = "red"
-               kmin = "5KB"
-               kmax = "200KB"
-               pmax = 0.5
-               mark_at = "dequeue""#,
-            r#"kind = "tcn"
-               threshold = "70us""#,
-            r#"kind = "codel"
-               target = "20us"
-               interval = "200us""#,
-            r#"kind = "ecn_sharp"
-               ins_target = "100us"
-               pst_target = "10us"
-               pst_interval = "100us""#,
-            r#"kind = "pie""#,
-            r#"kind = "tcd""#,
-            r#"kind = "np_ecn""#,
-            r#"kind = "ib_fecn""#,
-        ]
-        .into_iter()
-        .map(|src| {
-            let cfg: AqmCfg = toml::from_str(src).unwrap_or_else(|e| panic!("{src}: {e}"));
-            (src, Aqm::from_cfg(&cfg, 1500))
-        })
-        .collect()
+    /// Every kind from a small config (its keys, and whether it has `mark_at`: then once more marking at
+    /// dequeue), with the config's text.
+    fn every_aqm() -> Vec<(String, Aqm)> {
+        let kinds: [(&str, &[&str], bool); 10] = [
+            ("droptail", &[], false),
+            ("dctcp_red", &[r#"threshold = "30KB""#], true),
+            ("red", &[r#"kmin = "5KB""#, r#"kmax = "200KB""#, "pmax = 0.5"], true),
+            ("tcn", &[r#"threshold = "70us""#], false),
+            ("codel", &[r#"target = "20us""#, r#"interval = "200us""#], false),
+            ("ecn_sharp", &[r#"ins_target = "100us""#, r#"pst_target = "10us""#, r#"pst_interval = "100us""#], false),
+            ("pie", &[], false),
+            ("tcd", &[], false),
+            ("np_ecn", &[], false),
+            ("ib_fecn", &[], false),
+        ];
+        let mut srcs = vec![];
+        for (kind, keys, mark_at) in kinds {
+            let src = std::iter::once(format!("kind = \"{kind}\"")).chain(keys.iter().map(|k| k.to_string())).collect::<Vec<_>>().join("\n");
+            let dequeue = mark_at.then(|| format!("{src}\nmark_at = \"dequeue\""));
+            srcs.push(src);
+            srcs.extend(dequeue);
+        }
+        srcs.into_iter()
+            .map(|src| {
+                let cfg: AqmCfg = toml::from_str(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+                let aqm = Aqm::from_cfg(&cfg, 1500);
+                (src, aqm)
+            })
+            .collect()
     }
 
     /// An AQM that says it does nothing at dequeue (so the port skips the call) passes every packet there
@@ -358,7 +349,7 @@ mod tests {
             if a.acts_at_dequeue() {
                 continue;
             }
-            quiet.push(src.lines().map(str::trim).collect::<Vec<_>>().join(" "));
+            quiet.push(src.replace('\n', " "));
             for step in 0..200u64 {
                 let q = step * 20_000;
                 let ctx = QueueCtx { now: step * 10 * US, queue_bytes: q, queue_pkts: (q / 1500) as u32, port_bytes: q, port_rate: 10_000_000_000, mtu: 1500 };
