@@ -36,8 +36,11 @@ const SCAN: u32 = 16;
 /// `EventQueue::with_span`): 2^14 to 2^16 slots of the narrowest width, fewer of a wider one.
 const MIN_SPAN_BITS: u32 = 24;
 const MAX_SPAN_BITS: u32 = 26;
-/// Pops between two looks at the event rate, and the slots wanted between two pops (`EventQueue::adapt`).
-const WINDOW: u32 = 1 << 15;
+/// The wheel looks at its event rate every PROBES searches past the cursor's bitmap word or
+/// out-of-order pushes (a sparse or a crowded wheel makes many of them, a well-fitted one few), over at
+/// least MIN_EVENTS events, and wants GAP_SLOTS slots between consecutive events (`EventQueue::adapt`).
+const PROBES: u32 = 1024;
+const MIN_EVENTS: u64 = 4096;
 const GAP_SLOTS: u64 = 2;
 /// Below this many wheel entries the peek searches the whole wheel (see `peek_near`).
 const SPARSE: usize = 32;
@@ -108,9 +111,11 @@ pub struct EventQueue<E: Copy> {
     /// Absolute slot number (time >> shift) of the last entry popped; every wheel entry lies in
     /// [cur, cur + slots).
     cur: u64,
-    /// Pops left in the current window, and the time of the pop that began it (`adapt`).
-    window_left: u32,
-    window_t0: Time,
+    /// Searches and out-of-order pushes left before the next look at the event rate, and the time and
+    /// sequence number of the last look (`adapt`).
+    probes: u32,
+    probe_t: Time,
+    probe_seq: u64,
     in_wheel: usize,
     far: BinaryHeap<Item<E>>,
     /// The time of the heap's earliest entry (`Time::MAX` when it is empty), so that a pop compares the
@@ -144,8 +149,9 @@ impl<E: Copy> EventQueue<E> {
             shift: SHIFT,
             span,
             cur: 0,
-            window_left: WINDOW,
-            window_t0: 0,
+            probes: PROBES,
+            probe_t: 0,
+            probe_seq: 0,
             in_wheel: 0,
             far: BinaryHeap::with_capacity(1024),
             far_t: Time::MAX,
@@ -252,6 +258,10 @@ impl<E: Copy> EventQueue<E> {
     /// none, where a scan of the slot at each pop cost O(k²) to drain k entries.
     #[inline(never)]
     fn insert(&mut self, s: usize, mut node: Node<E>) {
+        self.probes -= 1;
+        if self.probes == 0 && self.adapt() {
+            return self.put(node.t, node.seq, node.ev);
+        }
         let mut prev = self.tails[s];
         let mut n = self.pool[prev as usize].next;
         for _ in 0..SCAN {
@@ -269,9 +279,9 @@ impl<E: Copy> EventQueue<E> {
         self.push_far(Item { t: node.t, seq: node.seq, ev: node.ev });
     }
 
-    /// The first non-empty slot at or after the cursor, in wheel order.
+    /// `next_slot`, with a search past the cursor's word counted as a probe (`next_slot_wrapped`).
     #[inline]
-    fn next_slot(&self) -> Option<usize> {
+    fn next_slot_probed(&mut self) -> Option<usize> {
         if self.in_wheel == 0 {
             return None;
         }
@@ -284,9 +294,35 @@ impl<E: Copy> EventQueue<E> {
         self.next_slot_wrapped(w0, b0)
     }
 
-    /// `next_slot` past the cursor's own word.
+    /// The first non-empty slot at or after the cursor, in wheel order.
+    #[inline]
+    fn next_slot(&self) -> Option<usize> {
+        if self.in_wheel == 0 {
+            return None;
+        }
+        let start = (self.cur & self.mask) as usize;
+        let (w0, b0) = (start >> 6, start & 63);
+        let first = self.bits[w0] & (!0u64 << b0);
+        if first != 0 {
+            return Some((w0 << 6) | first.trailing_zeros() as usize);
+        }
+        self.scan_wrapped(w0, b0)
+    }
+
+    /// `next_slot` past the cursor's own word, counted as a probe of the event rate (`adapt`); if that
+    /// makes the wheel anew, the search starts again from its cursor.
     #[inline(never)]
-    fn next_slot_wrapped(&self, w0: usize, b0: usize) -> Option<usize> {
+    fn next_slot_wrapped(&mut self, w0: usize, b0: usize) -> Option<usize> {
+        self.probes -= 1;
+        if self.probes == 0 && self.adapt() {
+            return self.next_slot();
+        }
+        self.scan_wrapped(w0, b0)
+    }
+
+    /// The bitmap searched from the word after the cursor's (`w0`) round to the cursor's slot (`b0`).
+    #[inline]
+    fn scan_wrapped(&self, w0: usize, b0: usize) -> Option<usize> {
         let words = self.bits.len();
         for k in 1..=words {
             let w = (w0 + k) & (words - 1);
@@ -306,7 +342,7 @@ impl<E: Copy> EventQueue<E> {
         let (s, tail, n) = if self.peek_end != 0 {
             (((self.peek_end - 1) & self.mask) as usize, self.peek_tail, self.peek_head)
         } else {
-            let Some(s) = self.next_slot() else { return self.pop_far(limit) };
+            let Some(s) = self.next_slot_probed() else { return self.pop_far(limit) };
             let tail = self.tails[s];
             (s, tail, self.pool[tail as usize].next)
         };
@@ -328,10 +364,6 @@ impl<E: Copy> EventQueue<E> {
         self.free = n;
         self.in_wheel -= 1;
         self.cur = node.t >> self.shift;
-        self.window_left -= 1;
-        if self.window_left == 0 {
-            self.adapt(node.t);
-        }
         Some((node.t, node.ev))
     }
 
@@ -349,10 +381,12 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek_near(&mut self) -> Option<&E> {
         let start = (self.cur & self.mask) as usize;
         let word = self.bits[start >> 6] & (!0u64 << (start & 63));
-        let s = if word != 0 {
-            (start & !63) | word.trailing_zeros() as usize
+        let (s, start) = if word != 0 {
+            ((start & !63) | word.trailing_zeros() as usize, start)
         } else if self.in_wheel != 0 && self.in_wheel < SPARSE {
-            self.next_slot_wrapped(start >> 6, start & 63)?
+            let s = self.next_slot_wrapped(start >> 6, start & 63)?;
+            // (The search may have made the wheel anew, with a cursor of its own.)
+            (s, (self.cur & self.mask) as usize)
         } else {
             return None;
         };
@@ -376,38 +410,45 @@ impl<E: Copy> EventQueue<E> {
         self.far_t = self.far.peek().map_or(Time::MAX, |f| f.t);
         // The far entry is the global minimum, so every wheel entry still lies ahead of the cursor.
         self.cur = it.t >> self.shift;
-        self.window_left -= 1;
-        if self.window_left == 0 {
-            self.adapt(it.t);
-        }
         Some((it.t, it.ev))
     }
 
-    /// Every WINDOW pops: the slot width the last window's event rate asks for — about GAP_SLOTS slots
-    /// between consecutive pops, so that the pops' bitmap search rarely leaves its word while a slot
-    /// still holds few entries — and the wheel made anew at that width if it is a factor 4 or more from
-    /// the present one (a factor 2 either way is left alone, so a rate near a boundary does not flip the
-    /// wheel back and forth). Busy fabrics (hundreds of events per µs) stay at the narrowest width; a
-    /// sparse run such as benchmark 3's incast (~4 events per µs) gets slots 32 times as wide, whose
-    /// wheel's tails fit the first-level cache and whose pops scan a few bitmap words, not dozens.
-    /// Only the geometry changes: the order is (time, sequence) in every geometry.
+    /// A look at the event rate, every PROBES probes: the slot width that the events since the last
+    /// look (at least MIN_EVENTS of them) ask for — about GAP_SLOTS slots between consecutive events, so
+    /// that a pop's bitmap search rarely leaves its word while a slot still holds few entries — and the
+    /// wheel made anew at that width if it is a factor 4 or more from the present one (true); a factor
+    /// 2 either way is left alone, so that a rate near a boundary does not flip the wheel back and forth.
+    /// Busy fabrics (hundreds of events per µs) stay at the narrowest width; a sparse run such as
+    /// benchmark 3's incast (~4 events per µs) gets slots 64 times as wide, whose tails fit the
+    /// first-level cache and whose pops scan a few bitmap words, not dozens. Only the geometry changes:
+    /// the order is (time, sequence) in every geometry. The probes are the out-of-line searches and
+    /// pushes, so that a wheel that fits its events pays nothing per event for this.
     #[cold]
     #[inline(never)]
-    fn adapt(&mut self, now: Time) {
-        let gap = (now - self.window_t0) / WINDOW as u64;
-        self.window_t0 = now;
-        self.window_left = WINDOW;
+    fn adapt(&mut self) -> bool {
+        self.probes = PROBES;
+        let events = self.seq - self.probe_seq;
+        if events < MIN_EVENTS {
+            return false;
+        }
+        let now = self.cur << self.shift;
+        let gap = now.saturating_sub(self.probe_t) / events;
+        self.probe_t = now;
+        self.probe_seq = self.seq;
         let want = gap / GAP_SLOTS;
         let shift = if want == 0 { SHIFT } else { (u64::BITS - 1 - want.leading_zeros()).clamp(SHIFT, MAX_SHIFT) };
-        if shift.abs_diff(self.shift) >= 2 {
-            self.regear(shift, now);
+        if shift.abs_diff(self.shift) < 2 {
+            return false;
         }
+        self.regear(shift);
+        true
     }
 
-    /// Make the wheel anew with slots 2^shift ps wide, as of time `now` (the last pop's): every entry
-    /// keeps its time and sequence; those beyond the new wheel's span wait in the heap.
+    /// Make the wheel anew with slots 2^shift ps wide, its cursor at the present cursor's time: every
+    /// entry keeps its time and sequence; those beyond the new wheel's span wait in the heap.
     #[cold]
-    fn regear(&mut self, shift: u32, now: Time) {
+    fn regear(&mut self, shift: u32) {
+        let now = self.cur << self.shift;
         // Slot by slot from the cursor: each slot's list is sorted and the slots follow in time, so the
         // entries come out in (time, sequence) order and each goes in at its new slot's tail.
         let mut live = Vec::with_capacity(self.in_wheel);
@@ -564,10 +605,10 @@ mod tests {
         }
     }
 
-    /// A sparse stretch (pops ~100 ns to µs apart) widens the slots, a busy one after it (pops ~1 ns
-    /// apart) narrows them again, and through both the pops come in (time, sequence) order, with ties,
-    /// peeks, entries beyond the wheel's span and pushes into the slot just popped; every geometry covers
-    /// at least 16.8 µs.
+    /// A sparse stretch (pops ~100 ns to µs apart) widens the slots, a busy one after it (pops ~1 ps
+    /// apart, out of order) narrows them again, and through both the pops come in (time, sequence)
+    /// order, with ties, peeks, entries beyond the wheel's span and pushes into the slot just popped;
+    /// every geometry covers at least 16.8 µs.
     #[test]
     fn the_slot_width_follows_the_event_rate_and_the_order_holds() {
         let mut rng = crate::rng::stream(3, "q", 0);
@@ -575,10 +616,11 @@ mod tests {
         let mut reference = std::collections::BTreeSet::new();
         let (mut now, mut id) = (0, 0u64);
         let mut shifts = vec![q.slot_shift()];
-        // (pops, the largest gap ahead of now for a new entry, ps; how far ahead one in six goes)
-        for (pops, spread, far) in [(3 * WINDOW, 4_000_000u64, 90_000_000), (4 * WINDOW, 40, 1)] {
-            for _ in 0..pops {
-                while reference.len() < 40 {
+        // (pops, the largest gap ahead of now for a new entry, ps; how far ahead one in six goes; how
+        // many entries are pending)
+        for (pops, spread, far, pending) in [(100_000, 4_000_000u64, 90_000_000, 40), (100_000, 40, 30, 200)] {
+            for k in 0..pops {
+                while reference.len() < pending && k + pending < pops {
                     let t = now + [0, 0, 1, rng.gen_range(0..spread), rng.gen_range(0..spread), far][rng.gen_range(0..6)];
                     q.push(t, id);
                     reference.insert((t, id));
@@ -587,14 +629,15 @@ mod tests {
                 if rng.gen_bool(0.5) {
                     q.peek_near();
                 }
-                let (t, e) = q.pop().unwrap();
+                // The stretch ends with the queue drained.
+                let Some((t, e)) = q.pop() else { break };
                 assert_eq!(Some((t, e)), reference.pop_first(), "pop {id}");
                 now = t;
                 assert!((q.mask + 1) << q.shift >= 1 << MIN_SPAN_BITS);
             }
+            assert!(reference.is_empty() && q.is_empty());
             shifts.push(q.slot_shift());
         }
-        assert_eq!(q.len(), reference.len());
         // Widened by the sparse stretch, back to the narrowest by the busy one.
         assert!(shifts[1] >= SHIFT + 4 && shifts[2] == SHIFT, "{shifts:?}");
     }
