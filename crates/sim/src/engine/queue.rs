@@ -2,11 +2,12 @@
 //!
 //! Near events — a packet finishing serialisation, a packet reaching the end of a link — go into a
 //! timing wheel of 1.024 ns slots that covers the next 16.8–67 µs (as the scenario's links need:
-//! `EventQueue::with_span`); a bitmap finds the next non-empty slot. Every 32,768 pops the wheel looks at
-//! the event rate and, where events are sparse, takes wider slots (up to 262 ns, about two slots between
-//! consecutive pops) over the same span (`EventQueue::adapt`): fewer slots, so a sparse run's pops scan a
-//! few bitmap words and its slot tails stay in the first-level cache (benchmark 3, the incast, −12 %
-//! instructions and −10 % time; the fabrics, hundreds of events per µs, keep 1.024 ns).
+//! `EventQueue::with_span`); a bitmap finds the next non-empty slot. A wheel that searches past its
+//! cursor's bitmap word often (sparse) or takes many out-of-order pushes (crowded) looks at its event
+//! rate and takes the slot width that puts about two slots between consecutive events, 1.024 to 262 ns,
+//! over the same span (`EventQueue::adapt`): a sparse run's pops then scan a few bitmap words and its
+//! slot tails stay in the first-level cache (benchmark 3, the incast, −12 % instructions, −10 % time);
+//! the fabrics, hundreds of events per µs, keep 1.024 ns.
 //! Each slot's entries are a list kept sorted by (time, sequence) in one pool of nodes, so a pop takes
 //! the list's head. Slots this narrow hold about one entry each on a busy fabric (benchmark 1 pops ~400
 //! events per µs), so few pushes land out of order: against 8.192 ns slots the fabrics ran 11–12 %
