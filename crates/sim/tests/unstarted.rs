@@ -96,3 +96,21 @@ fn a_complete_run_has_no_extra_rows() {
     assert_eq!((r.meta.flows_total, r.meta.flows_finished), (12, 12));
     assert_eq!(r.meta.stop_reason, "all_flows_done");
 }
+
+/// A run that stops when its flows are done ends at the last flow's finish, no later: also when the count
+/// of running flows falls to 0 and rises again before then (flows that start after the first has
+/// finished).
+#[test]
+fn a_run_that_stops_when_its_flows_are_done_ends_at_the_last_finish() {
+    let traffic = r#"[[traffic]]
+kind = "flows"
+list = [{ src = 0, dst = 1, size = "30KB", start = "0s" }, { src = 2, dst = 3, size = "30KB", start = "5ms" }, { src = 4, dst = 5, size = "1MB", start = "5ms" }]
+"#;
+    let mut sim = dcnlab_sim::Sim::from_toml(&scenario(r#"{ all_flows_done = true, max_time = "1s" }"#, traffic)).unwrap();
+    assert!(sim.run_until(u64::MAX));
+    let end = sim.now();
+    let r = sim.run();
+    let finishes: Vec<u64> = r.flows.iter().map(|f| f.finish.unwrap()).collect();
+    assert!(finishes[0] < 5_000_000_000, "the first flow ends before the others start: {finishes:?}");
+    assert_eq!(end, *finishes.iter().max().unwrap());
+}

@@ -104,7 +104,7 @@ impl Sim {
             let row = &mut self.rec.flows[msg.flow as usize];
             row.finish = Some(now);
             (row.retransmits, row.timeouts) = (losses.0 - msg.losses.0, losses.1 - msg.losses.1);
-            self.work.active_flows -= 1;
+            self.flows_running(false);
             if (msg.flow as usize) < self.hosts.flow_slot.len() {
                 self.hosts.flow_slot[msg.flow as usize] = u32::MAX;
             }

@@ -147,7 +147,7 @@ impl Sim {
     pub(crate) fn open_flow(&mut self, row: FlowRow, tag: u16) {
         let flow_id = row.flow_id;
         self.rec.flows.push(row);
-        self.work.active_flows += 1;
+        self.flows_running(true);
         if self.obs.trace_tags.contains(&tag) {
             self.obs.trace_flows.push(flow_id);
         }
@@ -562,7 +562,7 @@ impl Sim {
             }
             if done {
                 self.rec.flows[pkt.flow as usize].finish = Some(now);
-                self.work.active_flows -= 1;
+                self.flows_running(false);
             }
             self.flush(sid, &mut out);
             if done {
@@ -636,7 +636,7 @@ impl Sim {
         }
         if done {
             self.rec.flows[flow as usize].finish = Some(now);
-            self.work.active_flows -= 1;
+            self.flows_running(false);
             if let Some(t) = self.work.finished(entry, src, worker, now) {
                 self.push(t, Ev::Flow(entry));
             }

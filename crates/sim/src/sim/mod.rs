@@ -84,7 +84,8 @@ pub struct Sim {
     all_flows_done: bool,
     /// A controller awaits the host program's decisions (`control/env.rs`): the run stops at the tick.
     pause: bool,
-    /// `all_flows_done || pause`: the one flag the loop reads per event.
+    /// `pause || (all_flows_done && no flow running)`: the one flag the loop reads per event, false
+    /// while a run that stops when its flows are done has flows running (`flows_running`).
     watch: bool,
     /// Why the run failed (a lossless drop, a PFC deadlock with `on_deadlock = "fail"`) and when; it stops
     /// there (`Ev::Halt`).
@@ -163,7 +164,22 @@ impl Sim {
 
     pub(crate) fn set_pause(&mut self, on: bool) {
         self.pause = on;
-        self.watch = self.all_flows_done || on;
+        self.set_watch();
+    }
+
+    /// One flow more (`started`) or one fewer running.
+    #[inline]
+    pub(crate) fn flows_running(&mut self, started: bool) {
+        if started {
+            self.work.active_flows += 1;
+        } else {
+            self.work.active_flows -= 1;
+        }
+        self.set_watch();
+    }
+
+    fn set_watch(&mut self) {
+        self.watch = self.pause || (self.all_flows_done && self.work.active_flows == 0);
     }
 
     /// Current simulated time.
