@@ -137,8 +137,9 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// A wheel that covers at least `span` ahead of now (at least 16.8 µs, at most 67 µs): events
-    /// further out wait in the heap. Its slot tails take 4 bytes a slot, 64–256 KB, all of it
-    /// touched as the cursor sweeps round, so a scenario that pushes nothing far ahead asks for less.
+    /// further out wait in the heap. Its slot tails take 4 bytes a slot, 64–256 KB at the narrowest
+    /// width it starts with (less once `adapt` widens the slots), all of it touched as the cursor sweeps
+    /// round, so a scenario that pushes nothing far ahead asks for less.
     pub fn with_span(span: Time) -> Self {
         let slots = Self::slots_for(span, SHIFT);
         EventQueue {
@@ -417,8 +418,9 @@ impl<E: Copy> EventQueue<E> {
     /// A look at the event rate, every PROBES probes: the slot width that the events since the last
     /// look (at least MIN_EVENTS of them) ask for — about GAP_SLOTS slots between consecutive events, so
     /// that a pop's bitmap search rarely leaves its word while a slot still holds few entries — and the
-    /// wheel made anew at that width if it is a factor 4 or more from the present one (true); a factor
-    /// 2 either way is left alone, so that a rate near a boundary does not flip the wheel back and forth.
+    /// wheel made anew at that width (true) if it is narrower than the present one, or wider by a factor
+    /// 4 or more: a rate near a boundary then settles on the narrower width instead of flipping the
+    /// wheel back and forth, and a busy fabric ends at the narrowest.
     /// Busy fabrics (hundreds of events per µs) stay at the narrowest width; a sparse run such as
     /// benchmark 3's incast (~4 events per µs) gets slots 64 times as wide, whose tails fit the
     /// first-level cache and whose pops scan a few bitmap words, not dozens. Only the geometry changes:
@@ -438,7 +440,8 @@ impl<E: Copy> EventQueue<E> {
         self.probe_seq = self.seq;
         let want = gap / GAP_SLOTS;
         let shift = if want == 0 { SHIFT } else { (u64::BITS - 1 - want.leading_zeros()).clamp(SHIFT, MAX_SHIFT) };
-        if shift.abs_diff(self.shift) < 2 {
+        // Wider only by a factor 4 or more, narrower at once: a crowded wheel costs more than a sparse one.
+        if shift < self.shift + 2 && shift >= self.shift {
             return false;
         }
         self.regear(shift);
