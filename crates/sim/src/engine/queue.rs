@@ -281,9 +281,10 @@ impl<E: Copy> EventQueue<E> {
         self.push_far(Item { t: node.t, seq: node.seq, ev: node.ev });
     }
 
-    /// `next_slot`, with a search past the cursor's word counted as a probe (`next_slot_wrapped`).
+    /// The first non-empty slot at or after the cursor, in wheel order (a search past the cursor's word
+    /// is a probe of the event rate: `next_slot_wrapped`).
     #[inline]
-    fn next_slot_probed(&mut self) -> Option<usize> {
+    fn next_slot(&mut self) -> Option<usize> {
         if self.in_wheel == 0 {
             return None;
         }
@@ -296,21 +297,6 @@ impl<E: Copy> EventQueue<E> {
         self.next_slot_wrapped(w0, b0)
     }
 
-    /// The first non-empty slot at or after the cursor, in wheel order.
-    #[inline]
-    fn next_slot(&self) -> Option<usize> {
-        if self.in_wheel == 0 {
-            return None;
-        }
-        let start = (self.cur & self.mask) as usize;
-        let (w0, b0) = (start >> 6, start & 63);
-        let first = self.bits[w0] & (!0u64 << b0);
-        if first != 0 {
-            return Some((w0 << 6) | first.trailing_zeros() as usize);
-        }
-        self.scan_wrapped(w0, b0)
-    }
-
     /// `next_slot` past the cursor's own word, counted as a probe of the event rate (`adapt`); if that
     /// makes the wheel anew, the search starts again from its cursor.
     #[inline(never)]
@@ -319,12 +305,7 @@ impl<E: Copy> EventQueue<E> {
         if self.probes == 0 && self.adapt() {
             return self.next_slot();
         }
-        self.scan_wrapped(w0, b0)
-    }
-
-    /// The bitmap searched from the word after the cursor's (`w0`) round to the cursor's slot (`b0`).
-    #[inline]
-    fn scan_wrapped(&self, w0: usize, b0: usize) -> Option<usize> {
+        // From the word after the cursor's (`w0`) round to the cursor's slot (`b0`).
         let words = self.bits.len();
         for k in 1..=words {
             let w = (w0 + k) & (words - 1);
@@ -344,7 +325,7 @@ impl<E: Copy> EventQueue<E> {
         let (s, tail, n) = if self.peek_end != 0 {
             (((self.peek_end - 1) & self.mask) as usize, self.peek_tail, self.peek_head)
         } else {
-            let Some(s) = self.next_slot_probed() else { return self.pop_far(limit) };
+            let Some(s) = self.next_slot() else { return self.pop_far(limit) };
             let tail = self.tails[s];
             (s, tail, self.pool[tail as usize].next)
         };
