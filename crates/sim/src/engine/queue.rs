@@ -401,10 +401,9 @@ impl<E: Copy> EventQueue<E> {
     /// that a pop's bitmap search rarely leaves its word while a slot still holds few entries — and the
     /// wheel made anew at that width (true) if it is narrower than the present one, or wider by a factor
     /// 4 or more: a rate near a boundary then settles on the narrower width instead of flipping the
-    /// wheel back and forth, and a busy fabric ends at the narrowest.
-    /// Busy fabrics (hundreds of events per µs) stay at the narrowest width; a sparse run such as
-    /// benchmark 3's incast (~4 events per µs) gets slots 64 times as wide, whose tails fit the
-    /// first-level cache and whose pops scan a few bitmap words, not dozens. Only the geometry changes:
+    /// wheel back and forth. Busy fabrics (hundreds of events per µs) end at the narrowest; a sparse
+    /// run such as benchmark 3's incast (~4 events per µs) gets slots 64 times as wide, whose tails fit
+    /// the first-level cache and whose pops scan a few bitmap words, not dozens. Only the geometry changes:
     /// the order is (time, sequence) in every geometry. The probes are the out-of-line searches and
     /// pushes, so that a wheel that fits its events pays nothing per event for this.
     #[cold]
@@ -436,23 +435,9 @@ impl<E: Copy> EventQueue<E> {
         let now = self.cur << self.shift;
         // Slot by slot from the cursor: each slot's list is sorted and the slots follow in time, so the
         // entries come out in (time, sequence) order and each goes in at its new slot's tail.
-        let mut live = Vec::with_capacity(self.in_wheel);
         let start = self.cur & self.mask;
-        for k in 0..=self.mask {
-            let s = ((start + k) & self.mask) as usize;
-            let tail = self.tails[s];
-            if tail == NIL {
-                continue;
-            }
-            let mut n = tail;
-            loop {
-                n = self.pool[n as usize].next;
-                live.push(self.pool[n as usize]);
-                if n == tail {
-                    break;
-                }
-            }
-        }
+        let live: Vec<Node<E>> =
+            (0..=self.mask).flat_map(|k| self.slot_entries(((start + k) & self.mask) as usize)).copied().collect();
         debug_assert_eq!(live.len(), self.in_wheel);
         let slots = Self::slots_for(self.span, shift);
         self.shift = shift;
@@ -492,21 +477,23 @@ impl<E: Copy> EventQueue<E> {
 
     /// Every pending entry, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Time, &E)> {
-        let mut wheel = Vec::with_capacity(self.in_wheel);
-        for &tail in self.tails.iter() {
-            if tail == NIL {
-                continue;
+        let wheel = (0..self.tails.len()).flat_map(|s| self.slot_entries(s)).map(|n| (n.t, &n.ev));
+        wheel.chain(self.far.iter().map(|it| (it.t, &it.ev)))
+    }
+
+    /// Slot `s`'s entries, first to last (its list's order: by time, then sequence).
+    fn slot_entries(&self, s: usize) -> impl Iterator<Item = &Node<E>> {
+        let tail = self.tails[s];
+        let mut n = tail;
+        let mut done = tail == NIL;
+        std::iter::from_fn(move || {
+            if done {
+                return None;
             }
-            let mut n = tail;
-            loop {
-                n = self.pool[n as usize].next;
-                wheel.push((self.pool[n as usize].t, &self.pool[n as usize].ev));
-                if n == tail {
-                    break;
-                }
-            }
-        }
-        wheel.into_iter().chain(self.far.iter().map(|it| (it.t, &it.ev)))
+            n = self.pool[n as usize].next;
+            done = n == tail;
+            Some(&self.pool[n as usize])
+        })
     }
 }
 
