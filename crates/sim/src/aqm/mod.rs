@@ -157,8 +157,11 @@ macro_rules! registry {
             }
         }
 
-        /// Every AQM, by variant.
+        /// Every AQM, by variant. (`repr(u8)`: a one-byte tag at the front is read by every packet's
+        /// enqueue and dequeue; Rust's own layout stored it in a niche of one variant's fields, which each
+        /// match decoded first.)
         #[derive(Debug)]
+        #[repr(u8)]
         pub enum Aqm {
             $( $variant($module::$algo) ),*
         }
