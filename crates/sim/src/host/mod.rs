@@ -247,7 +247,9 @@ impl Sim {
         // RoCE: its own header bytes, and its ACKs/NACKs/CNPs on their own priority.
         let hdr = slot.conn.header_bytes();
         let ctl_prio = slot.conn.control_prio();
-        for o in out.drain(..) {
+        // Read, then cleared: a `drain` cost ~20 instructions per packet (shortened incast 772.7 -> 760.6
+        // per packet-hop).
+        for &o in out.iter() {
             let f = match o {
                 Out::Seg { flags, .. } | Out::Ack { flags, .. } => flags,
             };
@@ -327,6 +329,7 @@ impl Sim {
             }
             self.to_nic(id, delay);
         }
+        out.clear();
         self.sync_timers(sid);
     }
 
