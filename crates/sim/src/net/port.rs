@@ -331,7 +331,7 @@ impl Sim {
         let owner = port.owner;
         if port.busy_until < now && matches!(owner, Owner::Switch(_)) {
             // The link went idle with every queue empty (CoDel leaves its dropping state).
-            // (By index: a slice iterator over 248-byte queues made LLVM derive its trip count with a
+            // (By index: a slice iterator over the queues made LLVM derive its trip count with a
             // division on every idle start.)
             for q in 0..port.queues.len() {
                 port.queues[q].aqm.on_idle();
