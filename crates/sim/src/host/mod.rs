@@ -265,9 +265,11 @@ impl Sim {
                 TcpOpt::Int(self.int.alloc_scratch())
             };
             let pias = &self.hosts.pias;
-            let (pkt, from, delay) = match o {
+            // Each arm hands its packet straight to the arena, so that it is written into its slot
+            // rather than built aside and copied there.
+            let (id, from, delay) = match o {
                 Out::Seg { seq, len, ts, .. } => (
-                    Packet {
+                    self.arena.alloc(Packet {
                         conn: sid,
                         flow,
                         seq,
@@ -288,12 +290,12 @@ impl Sim {
                         opt,
                         next: 0,
                         hop: crate::net::link::NO_HOP,
-                    },
+                    }),
                     src,
                     if len == 0 { dc } else { dd },
                 ),
                 Out::Ack { ack, ts_echo, win, .. } => (
-                    Packet {
+                    self.arena.alloc(Packet {
                         conn: sid,
                         flow,
                         seq: 0,
@@ -317,12 +319,11 @@ impl Sim {
                         opt,
                         next: 0,
                         hop: crate::net::link::NO_HOP,
-                    },
+                    }),
                     dst,
                     da,
                 ),
             };
-            let id = self.arena.alloc(pkt);
             self.count_sent(id);
             if self.hosts.shims && !self.shim_egress(from, id) {
                 continue;
