@@ -195,7 +195,9 @@ impl Port {
     fn pick(&mut self, arena: &Arena) -> Option<usize> {
         let paused = self.paused;
         match &mut self.sched {
-            Sched::Sp if paused == 0 => self.queues.iter().position(|q| !q.fifo.is_empty()),
+            // Queue 0 first, then the rest in order: one test for the usual single queue.
+            Sched::Sp if paused == 0 && !self.queues[0].fifo.is_empty() => Some(0),
+            Sched::Sp if paused == 0 => (1..self.queues.len()).find(|&q| !self.queues[q].fifo.is_empty()),
             Sched::Sp => (0..self.queues.len()).find(|&q| !self.queues[q].fifo.is_empty() && paused & (1 << q) == 0),
             Sched::FlowRr(_) => (paused & 1 == 0).then_some(0),
             Sched::Dwrr { .. } if paused != 0 && !self.queues.iter().enumerate().any(|(i, q)| !q.fifo.is_empty() && paused & (1 << i) == 0) => None,
