@@ -287,6 +287,22 @@ impl Sim {
         pkt.hop = hop;
         let (size, conn) = (pkt.size as u64, pkt.conn);
         let port = &mut self.net.ports[p as usize];
+        // A port with nothing queued or on the wire, nothing paused and no credits to check sends the
+        // packet at once: queued and taken straight back by `start_tx`, it would leave every counter and
+        // every AQM input as this path leaves them (strict priority picks the one packet there is).
+        if port.pkts == 0 && !port.wake_pending && port.busy_until <= now && port.paused == 0 && matches!(port.sched, Sched::Sp) && self.net.credit.is_none() {
+            let owner = port.owner;
+            if port.busy_until < now && matches!(owner, Owner::Switch(_)) {
+                for q in 0..port.queues.len() {
+                    port.queues[q].aqm.on_idle();
+                }
+            }
+            let q = &mut port.queues[qi];
+            q.count.tx_pkts += 1;
+            q.count.tx_bytes += size;
+            self.depart(p, owner, qi, id, size);
+            return;
+        }
         let qi = match &mut port.sched {
             Sched::FlowRr(rr) => {
                 rr.push(conn, id);
@@ -365,42 +381,54 @@ impl Sim {
             if self.net.credit.is_some() {
                 self.credit_dequeued(p, qi, id);
             }
-            let port = &mut self.net.ports[p as usize];
             let size = self.arena.get(id).size as u64;
-            let tsq = match owner {
-                Owner::Switch(s) => {
-                    let sw = &mut self.net.switches[s as usize];
-                    if sw.pfc.is_none() {
-                        sw.used -= size;
-                    } else {
-                        super::lossless::release(&self.net.pfc, sw, s, self.arena.get(id), size, &mut self.eng);
-                    }
-                    // An AQM quiet at dequeue (DCTCP marking at enqueue, drop-tail) would pass the packet
-                    // and change nothing: no call, no context.
-                    if port.queues[qi].aqm.acts_at_dequeue() && self.aqm_dequeue(p, s, qi, id, size) {
-                        continue;
-                    }
-                    let port = &self.net.ports[p as usize];
-                    let pkt = self.arena.get(id);
-                    // INT (HPCC): the port's record on a data packet that collects them.
-                    if let TcpOpt::Int(i) = pkt.opt {
-                        if pkt.flags & flags::DATA != 0 {
-                            self.int.push(i, Hop { ts: now, tx_bytes: port.tx_bytes, qlen: port.bytes, rate: port.rate });
-                        }
-                    }
-                    None
-                }
-                Owner::Host(h) => {
-                    let pkt = self.arena.get(id);
-                    (pkt.payload > 0 && pkt.src == h).then_some((pkt.conn, pkt.flow, pkt.payload))
-                }
-            };
-            self.transmit(p, id, size);
-            if let Some((sid, flow, payload)) = tsq {
-                self.host_departure(sid, flow, payload);
+            if self.depart(p, owner, qi, id, size) {
+                continue;
             }
             return;
         }
+    }
+
+    /// Packet `id` (`size` bytes), just taken from queue `qi` of port `p`: release its switch buffer, run
+    /// the dequeue-time AQM, record INT, serialise it onto the link and tell its host it left. True when
+    /// the AQM dropped it (nothing was sent).
+    #[inline(always)]
+    fn depart(&mut self, p: u32, owner: Owner, qi: usize, id: PktId, size: u64) -> bool {
+        let now = self.now();
+        let port = &mut self.net.ports[p as usize];
+        let tsq = match owner {
+            Owner::Switch(s) => {
+                let sw = &mut self.net.switches[s as usize];
+                if sw.pfc.is_none() {
+                    sw.used -= size;
+                } else {
+                    super::lossless::release(&self.net.pfc, sw, s, self.arena.get(id), size, &mut self.eng);
+                }
+                // An AQM quiet at dequeue (DCTCP marking at enqueue, drop-tail) would pass the packet
+                // and change nothing: no call, no context.
+                if port.queues[qi].aqm.acts_at_dequeue() && self.aqm_dequeue(p, s, qi, id, size) {
+                    return true;
+                }
+                let port = &self.net.ports[p as usize];
+                let pkt = self.arena.get(id);
+                // INT (HPCC): the port's record on a data packet that collects them.
+                if let TcpOpt::Int(i) = pkt.opt {
+                    if pkt.flags & flags::DATA != 0 {
+                        self.int.push(i, Hop { ts: now, tx_bytes: port.tx_bytes, qlen: port.bytes, rate: port.rate });
+                    }
+                }
+                None
+            }
+            Owner::Host(h) => {
+                let pkt = self.arena.get(id);
+                (pkt.payload > 0 && pkt.src == h).then_some((pkt.conn, pkt.flow, pkt.payload))
+            }
+        };
+        self.transmit(p, id, size);
+        if let Some((sid, flow, payload)) = tsq {
+            self.host_departure(sid, flow, payload);
+        }
+        false
     }
 
     /// The dequeue-time AQM of queue `qi` of switch `s`'s port `p` on packet `id` (`size` bytes), just
@@ -468,5 +496,107 @@ impl Sim {
         self.rec.meta.conservation.dropped_packets += 1;
         self.rec.meta.conservation.dropped_bytes += size;
         self.arena.free(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::aqm::Aqm;
+    use crate::net::packet::{Ecn, Packet, PktId};
+    use crate::net::test_ring::{clockwise, port, ring, ring_with, NOW};
+    use crate::net::Owner;
+    use crate::sim::Sim;
+    use crate::units::US;
+
+    /// A 1,500-byte packet from h0 to h1 handed to switch port `p` as the switch's arrival path does it
+    /// (the switch's buffer counts it first).
+    fn queue_at(s: &mut Sim, p: u32) -> PktId {
+        let id = s.arena.alloc(Packet { ecn: Ecn::Ect, ..Packet::blank() });
+        s.count_sent(id);
+        let Owner::Switch(sw) = s.net.ports[p as usize].owner else { panic!("not a switch port") };
+        s.net.switches[sw as usize].used += 1500;
+        s.port_push(p, 0, id);
+        id
+    }
+
+    /// A packet reaching an idle port with nothing queued is sent at once (`port_push` takes it straight
+    /// to the wire), one reaching a busy port waits its turn; either way the queue counts it as sent once,
+    /// its byte and packet counts return to zero and the switch's buffer is given back.
+    #[test]
+    fn a_packet_is_counted_once_whether_it_waited_or_not() {
+        let mut s = ring_with("");
+        let p = port(&s, "s0", "s1");
+        let first = queue_at(&mut s, p);
+        {
+            let port = &s.net.ports[p as usize];
+            assert_eq!(port.pipe.iter(&s.arena).collect::<Vec<_>>(), vec![first], "sent at once");
+            assert_eq!((port.pkts, port.bytes, port.queues[0].bytes), (0, 0, 0));
+            assert_eq!((port.queues[0].count.tx_pkts, port.queues[0].count.tx_bytes), (1, 1500));
+            assert!(port.busy_until > NOW);
+        }
+        let second = queue_at(&mut s, p);
+        {
+            let port = &s.net.ports[p as usize];
+            assert_eq!(port.pipe.iter(&s.arena).count(), 1, "the second waits for the first");
+            assert_eq!((port.pkts, port.bytes, port.queues[0].bytes), (1, 1500, 1500));
+            assert_eq!(port.queues[0].count.tx_pkts, 1);
+        }
+        let until = s.net.ports[p as usize].busy_until;
+        s.run_until(until + 1);
+        let port = &s.net.ports[p as usize];
+        assert_eq!(port.pipe.iter(&s.arena).collect::<Vec<_>>(), vec![first, second]);
+        assert_eq!((port.pkts, port.bytes, port.queues[0].bytes), (0, 0, 0));
+        assert_eq!((port.queues[0].count.tx_pkts, port.queues[0].count.tx_bytes), (2, 3000));
+        assert_eq!(s.net.switches[0].used, 0);
+    }
+
+    /// Every queue's AQM hears that the link went idle (CoDel leaves its dropping state) before the next
+    /// packet leaves, on the path that sends a packet at once as on the one through the queue. (Queue 1's
+    /// CoDel is the witness: the packet leaves by queue 0, whose own dequeue resets its CoDel anyway.)
+    #[test]
+    fn an_idle_link_ends_codels_dropping_state_before_the_next_packet() {
+        let mut s = ring_with("queues = 2\naqm = { kind = \"codel\", target = \"5us\", interval = \"100us\" }");
+        let p = port(&s, "s0", "s1");
+        fn codel(s: &mut Sim, p: u32) -> &mut bool {
+            match &mut s.net.ports[p as usize].queues[1].aqm {
+                Aqm::Codel(c) => &mut c.state.dropping,
+                _ => panic!("not CoDel"),
+            }
+        }
+        *codel(&mut s, p) = true;
+        queue_at(&mut s, p);
+        assert!(!*codel(&mut s, p), "the idle link was not told to the AQM");
+        // A packet that comes as the link frees goes at once, back to back: the link was never idle.
+        *codel(&mut s, p) = true;
+        let until = s.net.ports[p as usize].busy_until;
+        s.run_until(until);
+        queue_at(&mut s, p);
+        assert_eq!(s.net.ports[p as usize].pipe.len(), 2);
+        assert!(*codel(&mut s, p), "told at the instant the link freed");
+        // Busy now: the next packet waits, and one after the link has been idle again is sent at once.
+        queue_at(&mut s, p);
+        assert!(*codel(&mut s, p), "told while the link was busy");
+        let until = s.net.ports[p as usize].busy_until;
+        s.run_until(until + 1);
+        assert!(*codel(&mut s, p), "a queued packet left a busy link");
+        s.run_until(until + 10 * US);
+        queue_at(&mut s, p);
+        assert!(!*codel(&mut s, p));
+    }
+
+    /// A paused priority's packet waits at an idle port, and leaves when the pause ends.
+    #[test]
+    fn an_idle_port_keeps_a_paused_prioritys_packet() {
+        let mut s = ring();
+        let (p, from_host, _) = clockwise(&s, 0);
+        s.set_paused(p, 0, true);
+        let id = s.arena.alloc(Packet { ecn: Ecn::Ect, ..Packet::blank() });
+        s.count_sent(id);
+        s.lossless_enqueue(0, from_host as u32, id, p, 0);
+        let port = &s.net.ports[p as usize];
+        assert_eq!(port.pipe.iter(&s.arena).count(), 0);
+        assert_eq!((port.pkts, port.queues[0].count.tx_pkts), (1, 0));
+        s.set_paused(p, 0, false);
+        assert_eq!(s.net.ports[p as usize].pipe.iter(&s.arena).count(), 1);
     }
 }
