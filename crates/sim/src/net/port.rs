@@ -287,9 +287,11 @@ impl Sim {
         pkt.hop = hop;
         let (size, conn) = (pkt.size as u64, pkt.conn);
         let port = &mut self.net.ports[p as usize];
-        // A port with nothing queued or on the wire, nothing paused and no credits to check sends the
+        // A port with nothing queued, its link free, nothing paused and no credits to check sends the
         // packet at once: queued and taken straight back by `start_tx`, it would leave every counter and
-        // every AQM input as this path leaves them (strict priority picks the one packet there is).
+        // every AQM input as this path leaves them (strict priority picks the one packet there is; DWRR's
+        // deficits and a NIC's per-flow round robin change at a pick, so those ports queue it). A wake-up
+        // is pending only while a packet is queued, so `!wake_pending` is a guard, not a test.
         if port.pkts == 0 && !port.wake_pending && port.busy_until <= now && port.paused == 0 && matches!(port.sched, Sched::Sp) && self.net.credit.is_none() {
             let owner = port.owner;
             if port.busy_until < now && matches!(owner, Owner::Switch(_)) {
