@@ -340,6 +340,19 @@ impl Sim {
             if port.ctl != 0 {
                 return self.send_ctl(p);
             }
+            // The usual wake-up: a strict-priority port, nothing paused, no credits, its link freed just
+            // now (not idle: no idle hook) and a packet in queue 0, which the scheduler would pick. Taken
+            // here without `start_tx`'s loop; after a dequeue-time drop `start_tx` asks again, as its loop
+            // would at the same instant.
+            if port.paused == 0 && port.busy_until == self.eng.now() && matches!(port.sched, Sched::Sp) && !port.queues[0].fifo.is_empty() && self.net.credit.is_none() {
+                let owner = port.owner;
+                let id = port.pop(0, &self.arena);
+                let size = self.arena.get(id).size as u64;
+                if self.depart(p, owner, 0, id, size) {
+                    self.start_tx(p);
+                }
+                return;
+            }
             self.start_tx(p);
         }
     }
