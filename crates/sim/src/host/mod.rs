@@ -584,8 +584,9 @@ impl Sim {
             }
             self.arena.free(id);
             if self.obs.rtt_samples {
-                let flow = self.hosts.slots[sid as usize].current_flow();
-                self.record_rtt(now, flow, sid);
+                // The flow an RTT sample counts for: a persistent connection's oldest open message.
+                let current = self.hosts.slots[sid as usize].current_flow();
+                self.record_rtt(now, current, sid);
             }
             self.flush(sid, &mut out);
             self.close_if_done(sid, flow);
