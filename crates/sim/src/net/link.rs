@@ -108,9 +108,10 @@ impl Sim {
     #[inline]
     pub(crate) fn arrive(&mut self, p: u32) {
         let Pipe { head: id, head_hop: hop, .. } = self.net.ports[p as usize].pipe;
+        // (`Net::prefetch_below`: all ports or none; a host-bound packet's `hop` is `NO_HOP`.)
         crate::engine::prefetch_lines(self.arena.get(id));
-        if let Some(port) = self.net.ports.get(hop as usize) {
-            crate::engine::prefetch_lines(port);
+        if hop < self.net.prefetch_below {
+            crate::engine::prefetch_lines(&self.net.ports[hop as usize]);
         }
         let Wire { next_t, next, next_hop } = *self.arena.wire(id);
         let pipe = &mut self.net.ports[p as usize].pipe;

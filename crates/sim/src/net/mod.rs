@@ -68,6 +68,14 @@ pub struct Net {
     /// (switch, destination, hash), found when it is queued to be sent there (`Packet::hop`) and carried
     /// on the wire (`link::Wire`); PFC frames are not routed.
     pub ecmp_packet: bool,
+    /// Ports numbered below this are prefetched before the next event or a link's arrival reads them
+    /// (`engine::prefetch_lines`): every port where the network has at least [`PREFETCH_PORTS`] of them,
+    /// none where fewer. A network that small keeps its ports in the first-level cache, where a prefetch
+    /// is pure cost (the incast of `bench/`: −2.0 % instructions per packet-hop, ~1.7 % less time; the
+    /// arrival's prefetch of its packet stays: made conditional too, it cost benchmark 1 1.3 % more
+    /// instructions). A bound rather than a flag: it takes the place of the index check the prefetch
+    /// made anyway, so the fabrics run no more instructions than before.
+    pub prefetch_below: u32,
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.
     pub alpha: f64,
@@ -78,6 +86,10 @@ pub struct Net {
     /// Deadlock cycles already recorded (`on_deadlock = "record"`), as sorted port lists.
     pub deadlocks: Vec<Vec<u32>>,
 }
+
+/// The fewest ports (256 bytes each, and a queue of 256 bytes for each) at which prefetching pays: 64
+/// ports' state is 32 KB, two thirds of a 48 KB first-level data cache.
+pub const PREFETCH_PORTS: usize = 64;
 
 impl Net {
     /// Node number of an owner.

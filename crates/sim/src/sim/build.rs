@@ -233,6 +233,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         }
     }
     let hot_routes = crate::net::hot_routes(&routes, &route_ports);
+    let prefetch_below = if ports.len() >= crate::net::PREFETCH_PORTS { ports.len() as u32 } else { 0 };
     Ok(Net {
         ports: ports.into(),
         switches: switches.into(),
@@ -241,6 +242,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
         route_ports: route_ports.into(),
         hot_routes: hot_routes.into(),
         ecmp_packet: sw.ecmp == Ecmp::Packet,
+        prefetch_below,
         mtu,
         alpha: sw.alpha,
         pfc,
@@ -477,5 +479,18 @@ mod tests {
         assert_eq!(sim("9us", ""), 1 << 15); // 18 µs: 17578 slots
         assert_eq!(sim("20us", ""), 1 << 16);
         assert_eq!(sim("1us", "[host]\nextra_delay = { kind = \"constant\", value = \"2us\" }"), 1 << 16);
+    }
+
+    /// Prefetching is for networks of at least `PREFETCH_PORTS` ports, and then covers every port: a
+    /// 32-host star has 64, a 31-host star 62.
+    #[test]
+    fn only_a_network_of_64_ports_or_more_prefetches() {
+        let below = |hosts: u32| {
+            let text = format!("seed = 1\nstop = {{ time = \"1us\" }}\n[topology]\nkind = \"star\"\nhosts = {hosts}\nlink = {{ rate = \"10Gbps\", delay = \"1us\" }}\n");
+            let sim = Sim::from_toml(&text).unwrap();
+            (sim.net.prefetch_below, sim.net.ports.len() as u32)
+        };
+        assert_eq!(below(31), (0, 62));
+        assert_eq!(below(32), (64, 64));
     }
 }

@@ -144,8 +144,8 @@ impl Model for Sim {
     #[inline(always)]
     fn prefetch(&self, next: &Ev) {
         if let Ev::Arrive(p) | Ev::Wake(p) = *next {
-            if let Some(port) = self.net.ports.get(p as usize) {
-                crate::engine::prefetch_lines(port);
+            if p < self.net.prefetch_below {
+                crate::engine::prefetch_lines(&self.net.ports[p as usize]);
             }
         }
     }
