@@ -322,32 +322,41 @@ impl<E: Copy> EventQueue<E> {
     pub fn pop_before(&mut self, limit: Time) -> Option<(Time, E)> {
         // The wheel's earliest is the head of the first non-empty slot (found by the peek, if no push came
         // before it since).
-        let (s, tail, n) = if self.peek_end != 0 {
+        let (mut s, mut tail, mut n) = if self.peek_end != 0 {
             (((self.peek_end - 1) & self.mask) as usize, self.peek_tail, self.peek_head)
         } else {
-            let Some(s) = self.next_slot() else { return self.pop_far(limit) };
-            let tail = self.tails[s];
-            (s, tail, self.pool[tail as usize].next)
+            match self.next_slot() {
+                Some(s) => {
+                    let tail = self.tails[s];
+                    (s, tail, self.pool[tail as usize].next)
+                }
+                None => self.far_to_wheel(limit)?,
+            }
         };
         self.peek_end = 0;
-        let node = self.pool[n as usize];
-        if node.t > self.far_t || (node.t == self.far_t && self.far.peek().is_some_and(|f| f.seq < node.seq)) {
-            return self.pop_far(limit);
+        let mut head = &self.pool[n as usize];
+        if head.t > self.far_t || (head.t == self.far_t && self.far.peek().is_some_and(|f| f.seq < head.seq)) {
+            (s, tail, n) = self.far_to_wheel(limit)?;
+            head = &self.pool[n as usize];
         }
-        if node.t > limit {
+        let (t, next) = (head.t, head.next);
+        if t > limit {
             return None;
         }
         if n == tail {
             self.tails[s] = NIL;
             self.bits[s >> 6] &= !(1 << (s & 63));
         } else {
-            self.pool[tail as usize].next = node.next;
+            self.pool[tail as usize].next = next;
         }
         self.pool[n as usize].next = self.free;
         self.free = n;
         self.in_wheel -= 1;
-        self.cur = node.t >> self.shift;
-        Some((node.t, node.ev))
+        self.cur = t >> self.shift;
+        // Read last, from the freed node (nothing has been pushed since): the event is not carried
+        // through the branches above, which spilled it to the stack and copied it (the heap's entries
+        // reach here through the wheel for this reason).
+        Some((t, self.pool[n as usize].ev))
     }
 
     /// The wheel's earliest entry if it lies within the cursor's 64 slots, or anywhere in a wheel of fewer
@@ -383,17 +392,35 @@ impl<E: Copy> EventQueue<E> {
         Some(&self.pool[head as usize].ev)
     }
 
-    /// The heap's earliest entry, which is the global minimum, if its time is ≤ `limit`.
+    /// The heap's earliest entry, which is the global minimum, if its time is ≤ `limit`: moved to the head
+    /// of its wheel slot, with the cursor at that slot (every wheel entry is later, so all still lie
+    /// within the wheel's span of it), for the pop to take as (slot, tail, head). None leaves everything
+    /// as is.
+    #[cold]
     #[inline(never)]
-    fn pop_far(&mut self, limit: Time) -> Option<(Time, E)> {
+    fn far_to_wheel(&mut self, limit: Time) -> Option<(usize, u32, u32)> {
         if self.far.peek().is_none_or(|f| f.t > limit) {
             return None;
         }
         let it = self.far.pop().unwrap();
         self.far_t = self.far.peek().map_or(Time::MAX, |f| f.t);
-        // The far entry is the global minimum, so every wheel entry still lies ahead of the cursor.
         self.cur = it.t >> self.shift;
-        Some((it.t, it.ev))
+        let s = (self.cur & self.mask) as usize;
+        let word = &mut self.bits[s >> 6];
+        self.in_wheel += 1;
+        if *word & (1 << (s & 63)) == 0 {
+            *word |= 1 << (s & 63);
+            let n = self.alloc(Node { t: it.t, seq: it.seq, next: NIL, ev: it.ev });
+            self.pool[n as usize].next = n;
+            self.tails[s] = n;
+            Some((s, n, n))
+        } else {
+            let tail = self.tails[s];
+            let first = self.pool[tail as usize].next;
+            let n = self.alloc(Node { t: it.t, seq: it.seq, next: first, ev: it.ev });
+            self.pool[tail as usize].next = n;
+            Some((s, tail, n))
+        }
     }
 
     /// A look at the event rate, every PROBES probes: the slot width that the events since the last
