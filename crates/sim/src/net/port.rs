@@ -108,6 +108,10 @@ pub struct Port {
     pub loss: f64,
     pub queues: crate::idvec::IdVec<Queue>,
     pub sched: Sched,
+    /// Strict priority on a fabric without credits: with nothing paused, a packet may leave without
+    /// waiting in a queue (`port_push`, `wake`). Fixed when the network is built; one test where those
+    /// paths made two.
+    pub direct: bool,
     pub bytes: u64,
     pub pkts: u32,
     pub limit: u64,
@@ -160,6 +164,10 @@ impl Default for FlowCtl {
         FlowCtl::NONE
     }
 }
+
+// Four cache lines, so that a port's address is a shift of its number.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Port>() == 256);
 
 impl Port {
     /// This port's flow-control state (all zero, not credit-limited, if it has never needed any).
@@ -292,7 +300,7 @@ impl Sim {
         // every AQM input as this path leaves them (strict priority picks the one packet there is; DWRR's
         // deficits and a NIC's per-flow round robin change at a pick, so those ports queue it). A wake-up
         // is pending only while a packet is queued, so `!wake_pending` is a guard, not a test.
-        if port.pkts == 0 && !port.wake_pending && port.busy_until <= now && port.paused == 0 && matches!(port.sched, Sched::Sp) && self.net.credit.is_none() {
+        if port.pkts == 0 && !port.wake_pending && port.busy_until <= now && port.paused == 0 && port.direct {
             let owner = port.owner;
             if port.busy_until < now && matches!(owner, Owner::Switch(_)) {
                 for q in 0..port.queues.len() {
@@ -344,7 +352,7 @@ impl Sim {
             // now (not idle: no idle hook) and a packet in queue 0, which the scheduler would pick. Taken
             // here without `start_tx`'s loop; after a dequeue-time drop `start_tx` asks again, as its loop
             // would at the same instant.
-            if port.paused == 0 && port.busy_until == self.eng.now() && matches!(port.sched, Sched::Sp) && !port.queues[0].fifo.is_empty() && self.net.credit.is_none() {
+            if port.paused == 0 && port.busy_until == self.eng.now() && port.direct && !port.queues[0].fifo.is_empty() {
                 let owner = port.owner;
                 let id = port.pop(0, &self.arena);
                 let size = self.arena.get(id).size as u64;

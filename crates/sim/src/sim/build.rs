@@ -159,6 +159,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
                 },
             };
             let gid = ports.len() as u64;
+            let direct = matches!(sched, Sched::Sp) && sw.credit.is_none();
             ports.push(Port {
                 owner: own,
                 node: n as u32,
@@ -170,6 +171,7 @@ fn build_net(sc: &Scenario, topo: &Topo) -> Result<Net, ConfigError> {
                 loss: l.loss,
                 queues,
                 sched,
+                direct,
                 bytes: 0,
                 pkts: 0,
                 limit: if let Owner::Host(_) = own { u64::MAX } else { port_limit },

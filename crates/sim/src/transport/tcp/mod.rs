@@ -365,6 +365,7 @@ impl Conn {
 
     /// ECN-Echo: reduce at most once per window of data (RFC 3168; DCTCP uses alpha). Callers check ECE
     /// first, so that an ACK without it costs no call.
+    #[inline(always)]
     fn react_to_ece(&mut self, now: Time) -> bool {
         if self.in_recovery || self.snd_una <= self.ecn_recover && self.ecn_recover != 0 {
             return false;
