@@ -73,8 +73,8 @@ pub struct Net {
     /// none where fewer. A network that small keeps its ports in the first-level cache, where a prefetch
     /// is pure cost (the incast of `bench/`: −2.0 % instructions per packet-hop, ~1.7 % less time; the
     /// arrival's prefetch of its packet stays: made conditional too, it cost benchmark 1 1.3 % more
-    /// instructions). A bound rather than a flag: it takes the place of the index check the prefetch
-    /// made anyway, so the fabrics run no more instructions than before.
+    /// instructions). A bound rather than a flag: a link's arrival compares the next port with it in
+    /// place of the index check it made anyway, so the fabrics run no more instructions than before.
     pub prefetch_below: u32,
     pub mtu: u32,
     /// Dynamic-threshold alpha of the shared buffer.

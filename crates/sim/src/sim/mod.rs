@@ -140,13 +140,18 @@ impl Model for Sim {
     }
 
     /// The next event's port: most events are a packet reaching the end of a link or a port free to send,
-    /// and their first loads are the port's fields, usually not in the cache.
+    /// and their first loads are the port's fields, usually not in the cache. A network too small to
+    /// prefetch (`Net::prefetch_below` 0) returns before reading the event's kind, the last of the peek's
+    /// chain of dependent loads, on which the test of the kind waited (the incast: 0.9 % fewer
+    /// instructions; with `Port::direct` before it, 3.4 % faster than 7bc3aaf over 31 interleaved runs).
     #[inline(always)]
     fn prefetch(&self, next: &Ev) {
+        if self.net.prefetch_below == 0 {
+            return;
+        }
         if let Ev::Arrive(p) | Ev::Wake(p) = *next {
-            if p < self.net.prefetch_below {
-                crate::engine::prefetch_lines(&self.net.ports[p as usize]);
-            }
+            // (Every port is below the bound here.)
+            crate::engine::prefetch_lines(&self.net.ports[p as usize]);
         }
     }
 }
