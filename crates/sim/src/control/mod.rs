@@ -89,6 +89,7 @@ impl Tick<'_> {
         let port = &mut self.ports[o.port as usize];
         let q = &mut port.queues[o.queue as usize];
         q.aqm.set_params(cfg, self.mtu, self.now)?;
+        q.deq = q.aqm.acts_at_dequeue();
         q.non_ect_drop = cfg.non_ect() == crate::aqm::NonEct::Drop;
         let Some(log) = self.log.as_deref_mut() else { return Ok(()) };
         log.push(ControlRow {

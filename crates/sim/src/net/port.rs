@@ -36,6 +36,10 @@ pub struct Queue {
     pub bytes: u64,
     pub aqm: Aqm,
     pub non_ect_drop: bool,
+    /// `aqm.acts_at_dequeue()`, kept here: every departure reads it, and the AQM's answer was a match
+    /// over its kinds (~8 instructions). Set by `new` and again wherever the AQM's parameters change
+    /// (`control::Tick::set_aqm`); debug builds check it at each use.
+    pub deq: bool,
     pub deficit: u64,
     pub count: QueueCounters,
     /// Marks and drops since the last queue sample.
@@ -45,7 +49,8 @@ pub struct Queue {
 
 impl Queue {
     pub fn new(aqm: Aqm, non_ect_drop: bool) -> Queue {
-        Queue { fifo: PktFifo::new(), bytes: 0, aqm, non_ect_drop, deficit: 0, count: QueueCounters::default(), s_marks: 0, s_drops: 0 }
+        let deq = aqm.acts_at_dequeue();
+        Queue { fifo: PktFifo::new(), bytes: 0, aqm, non_ect_drop, deq, deficit: 0, count: QueueCounters::default(), s_marks: 0, s_drops: 0 }
     }
 
     /// Carry out an AQM verdict on a packet: mark CE (a Not-ECT packet passes or is dropped per
@@ -165,9 +170,9 @@ impl Default for FlowCtl {
     }
 }
 
-// Four cache lines, so that a port's address is a shift of its number.
+// Four cache lines each, so that a port's or a queue's address is a shift of its number.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<Port>() == 256);
+const _: () = assert!(std::mem::size_of::<Port>() == 256 && std::mem::size_of::<Queue>() == 256);
 
 impl Port {
     /// This port's flow-control state (all zero, not credit-limited, if it has never needed any).
@@ -429,7 +434,8 @@ impl Sim {
                 }
                 // An AQM quiet at dequeue (DCTCP marking at enqueue, drop-tail) would pass the packet
                 // and change nothing: no call, no context.
-                if port.queues[qi].aqm.acts_at_dequeue() && self.aqm_dequeue(p, s, qi, id, size) {
+                debug_assert_eq!(port.queues[qi].deq, port.queues[qi].aqm.acts_at_dequeue());
+                if port.queues[qi].deq && self.aqm_dequeue(p, s, qi, id, size) {
                     return true;
                 }
                 let port = &self.net.ports[p as usize];
@@ -524,7 +530,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::aqm::Aqm;
+    use crate::aqm::{Aqm, Hooks};
     use crate::net::packet::{Ecn, Packet, PktId};
     use crate::net::test_ring::{clockwise, port, ring, ring_with, NOW};
     use crate::net::Owner;
@@ -621,5 +627,27 @@ mod tests {
         assert_eq!((port.pkts, port.queues[0].count.tx_pkts), (1, 0));
         s.set_paused(p, 0, false);
         assert_eq!(s.net.ports[p as usize].pipe.iter(&s.arena).count(), 1);
+    }
+
+    /// A controller that switches DCTCP's marking from enqueue to dequeue leaves every queue it changed
+    /// running its dequeue hook (`Queue::deq` follows the parameters; debug builds also check it at each
+    /// departure).
+    #[test]
+    fn a_parameter_change_turns_the_dequeue_hook_on() {
+        let text = "seed = 1\nstop = { time = \"2ms\" }\n[topology]\nkind = \"star\"\nhosts = 3\n\
+                    link = { rate = \"10Gbps\", delay = \"1us\" }\n[switch]\n\
+                    aqm = { kind = \"dctcp_red\", threshold = \"20KB\" }\n\
+                    controller = { kind = \"schedule\", changes = [{ at = \"1ms\", aqm = { kind = \"dctcp_red\", threshold = \"20KB\", mark_at = \"dequeue\" } }] }\n\
+                    [host]\ntransport = { kind = \"tcp\", cc = \"dctcp\" }\n\
+                    [[traffic]]\nkind = \"incast\"\nsenders = \"0-1\"\nreceiver = 2\nsize = \"2MB\"\nat = \"10us\"\n";
+        let mut s = Sim::from_toml(text).unwrap();
+        let switch_queues = |s: &Sim| -> Vec<bool> {
+            s.net.ports.iter().filter(|p| matches!(p.owner, Owner::Switch(_))).map(|p| p.queues[0].deq).collect()
+        };
+        s.run_until(500 * US);
+        assert_eq!(switch_queues(&s), vec![false; 3]);
+        s.run_until(1500 * US);
+        assert_eq!(switch_queues(&s), vec![true; 3]);
+        assert!(s.net.ports.iter().all(|p| p.queues.iter().all(|q| q.deq == q.aqm.acts_at_dequeue())));
     }
 }
