@@ -54,6 +54,13 @@ pub struct Slot {
     /// The worker of the sending host that sent it (`NewFlow::worker`).
     pub worker: u32,
     pub carries: Carries,
+    /// The sender's NIC port and the port its packets leave the first switch by (`Sim::next_hop`), and
+    /// the same of the receiver for the ACKs: fixed for the connection's life, found when it opens
+    /// rather than from each packet (a chain of four dependent loads per packet sent).
+    pub nic_src: u32,
+    pub hop_src: u32,
+    pub nic_dst: u32,
+    pub hop_dst: u32,
 }
 
 pub struct Hosts {
@@ -97,9 +104,14 @@ impl Sim {
         let (row, hash, rhash, [dd, dc, da]) = self.flow_row(&f, flow_id, now);
         let params = self.hosts.transports[f.transport as usize];
         self.open_flow(row, f.tag);
-        let line_rate = self.net.ports[self.net.nic(f.src) as usize].rate;
+        let (nic_src, nic_dst) = (self.net.nic(f.src), self.net.nic(f.dst));
+        let line_rate = self.net.ports[nic_src as usize].rate;
         let conn = Connection::new(flow_id, f.size, &params, line_rate);
         let slot = Slot {
+            nic_src,
+            hop_src: self.next_hop(nic_src, f.dst, hash),
+            nic_dst,
+            hop_dst: self.next_hop(nic_dst, f.src, rhash),
             conn,
             flow: flow_id,
             src: f.src,
@@ -262,7 +274,7 @@ impl Sim {
             let pias = &self.hosts.pias;
             // Each arm hands its packet straight to the arena, so that it is written into its slot
             // rather than built aside and copied there.
-            let (id, from, delay) = match o {
+            let (id, from, delay, (nic, hop)) = match o {
                 Out::Seg { seq, len, ts, .. } => (
                     self.arena.alloc(Packet {
                         conn: sid,
@@ -289,6 +301,7 @@ impl Sim {
                     }),
                     src,
                     if len == 0 { slot.delay_ctl } else { slot.delay_data },
+                    (slot.nic_src, slot.hop_src),
                 ),
                 Out::Ack { ack, ts_echo, win, .. } => (
                     self.arena.alloc(Packet {
@@ -319,13 +332,24 @@ impl Sim {
                     }),
                     dst,
                     slot.delay_ack,
+                    (slot.nic_dst, slot.hop_dst),
                 ),
             };
             self.count_sent(id);
-            if self.hosts.shims && !self.shim_egress(from, id) {
+            if self.hosts.shims {
+                // (A vSwitch may rewrite the packet: it goes the general way.)
+                if self.shim_egress(from, id) {
+                    self.to_nic(id, delay);
+                }
                 continue;
             }
-            self.to_nic(id, delay);
+            if delay > 0 {
+                let now = self.now();
+                self.push(now + delay, Ev::Release(id));
+            } else {
+                let qi = (self.arena.get(id).prio as usize).min(self.net.ports[nic as usize].queues.len() - 1);
+                self.port_push_hop(nic, qi, id, hop);
+            }
         }
         out.clear();
         self.sync_timers(sid);

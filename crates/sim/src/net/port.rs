@@ -285,16 +285,31 @@ impl Sim {
     /// start sending if the port is idle.
     #[inline(always)]
     pub(crate) fn port_push(&mut self, p: u32, qi: usize, id: PktId) {
-        let now = self.now();
         // Per-flow ECMP is a function of (switch, destination, hash), fixed for the run: the port the
         // packet will leave the next switch by is found now, while this port's state loads, rather than
         // when it is sent, where the route table's line was one more load after the queue's and the
         // packet's.
         let pkt = self.arena.get(id);
-        let hop = match self.net.ports[p as usize].peer_owner {
-            Owner::Switch(s) if !self.net.ecmp_packet => self.route(s, pkt.dst, pkt.hash),
+        let hop = self.next_hop(p, pkt.dst, pkt.hash);
+        self.port_push_hop(p, qi, id, hop);
+    }
+
+    /// The port a packet to `dst` with `hash` will leave the next node by, once port `p` has sent it
+    /// (`Packet::hop`): per-flow ECMP's choice at the next switch; `NO_HOP` where that node is a host or
+    /// the switches spray packets.
+    #[inline(always)]
+    pub(crate) fn next_hop(&self, p: u32, dst: u32, hash: u32) -> u32 {
+        match self.net.ports[p as usize].peer_owner {
+            Owner::Switch(s) if !self.net.ecmp_packet => self.route(s, dst, hash),
             _ => super::link::NO_HOP,
-        };
+        }
+    }
+
+    /// `port_push` with the packet's next hop known (`next_hop`; a host's connection keeps its own,
+    /// `host::Slot::hop_src`).
+    #[inline(always)]
+    pub(crate) fn port_push_hop(&mut self, p: u32, qi: usize, id: PktId, hop: u32) {
+        let now = self.now();
         let pkt = self.arena.get_mut(id);
         pkt.enq = now;
         pkt.hop = hop;
