@@ -16,8 +16,9 @@
 //! and most pushes; an earlier one walks from the head, at most SCAN entries, and otherwise waits in the
 //! heap — so a crowded slot (thousands of hosts starting at one instant) costs O(1) or O(log n) per
 //! entry, not the O(k) per pop of scanning an unsorted slot. Far events (retransmission timers, flow
-//! arrivals, samples) go into a binary heap. A pop takes the smaller head of the two, so the order is
-//! exactly (time, sequence) and runs stay deterministic. On benchmark 1 this costs a fraction of a binary
+//! arrivals, samples) go into a binary heap. A pop takes the smaller head of the two (the heap's, when it
+//! is the smaller, moved to the head of its wheel slot first, so that every pop ends the same way), so the
+//! order is exactly (time, sequence) and runs stay deterministic. On benchmark 1 this costs a fraction of a binary
 //! heap holding everything (measured with callgrind: see README); a radix heap was tried too and was
 //! slower, because entries cluster within a few µs of "now". No slot width helps a crowded slot: its
 //! entries share one time (measured: bench/README.md).

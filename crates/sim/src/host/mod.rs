@@ -347,7 +347,10 @@ impl Sim {
                 let now = self.now();
                 self.push(now + delay, Ev::Release(id));
             } else {
-                let qi = (self.arena.get(id).prio as usize).min(self.net.ports[nic as usize].queues.len() - 1);
+                let pkt = self.arena.get(id);
+                // What the general path would find (every test checks it on every packet it sends).
+                debug_assert_eq!((nic, hop), (self.net.nic(pkt.src), self.next_hop(self.net.nic(pkt.src), pkt.dst, pkt.hash)));
+                let qi = (pkt.prio as usize).min(self.net.ports[nic as usize].queues.len() - 1);
                 self.port_push_hop(nic, qi, id, hop);
             }
         }
