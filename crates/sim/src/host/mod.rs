@@ -13,6 +13,7 @@ pub mod delay;
 pub mod messages;
 pub mod nic;
 pub mod rx;
+mod shim;
 pub mod vswitch;
 
 use crate::idvec::IdVec;
@@ -26,7 +27,7 @@ use crate::workload::{Carrier, NewFlow};
 use std::collections::{HashMap, VecDeque};
 pub use messages::{Carries, Message, Messages};
 use delay::{AppliesTo, DelayPer, DelaySampler};
-use vswitch::{Action, Shim, ShimOut, Toward, VSwitch};
+use vswitch::{ShimOut, VSwitch};
 
 pub struct Host {
     /// Extra delay of this host (drawn once when `per = "host"`).
@@ -336,16 +337,12 @@ impl Sim {
                 ),
             };
             self.count_sent(id);
-            if self.hosts.shims {
-                // (A vSwitch may rewrite the packet: it goes the general way.)
-                if self.shim_egress(from, id) {
-                    self.to_nic(id, delay);
-                }
+            if self.hosts.shims && !self.shim_egress(from, id) {
                 continue;
             }
-            if delay > 0 {
-                let now = self.now();
-                self.push(now + delay, Ev::Release(id));
+            if delay > 0 || self.hosts.shims {
+                // Delayed, or perhaps rewritten by a vSwitch: the general way.
+                self.to_nic(id, delay);
             } else {
                 let pkt = self.arena.get(id);
                 // What the general path would find (every test checks it on every packet it sends).
@@ -384,96 +381,6 @@ impl Sim {
         let p = self.net.nic(pkt.src);
         let qi = (pkt.prio as usize).min(self.net.ports[p as usize].queues.len() - 1);
         self.port_push(p, qi, id);
-    }
-
-    /// Show a packet leaving host `h`'s transports to its vSwitch; true if it goes on to the NIC.
-    #[cold]
-    fn shim_egress(&mut self, h: u32, id: PktId) -> bool {
-        let now = self.now();
-        let mut out = std::mem::take(&mut self.hosts.shim_out);
-        let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
-        let pkt = self.arena.get_mut(id);
-        let before = pkt.size;
-        let action = vs.egress(now, id, pkt, &mut out);
-        self.shim_resized(id, before);
-        let pass = self.shim_action(action, id);
-        self.shim_emit(h, &mut out);
-        self.hosts.shim_out = out;
-        pass
-    }
-
-    /// Show a packet arriving at host `h` to its vSwitch; true if it goes on to the transport.
-    #[cold]
-    fn shim_ingress(&mut self, h: u32, id: PktId) -> bool {
-        let now = self.now();
-        let mut out = std::mem::take(&mut self.hosts.shim_out);
-        let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
-        let pkt = self.arena.get_mut(id);
-        let before = pkt.size;
-        let action = vs.ingress(now, id, pkt, &mut out);
-        self.shim_resized(id, before);
-        let pass = self.shim_action(action, id);
-        self.shim_emit(h, &mut out);
-        self.hosts.shim_out = out;
-        pass
-    }
-
-    /// Bytes a shim adds to a packet (an option) or removes count as sent or taken back by it, so that
-    /// conservation holds byte for byte.
-    fn shim_resized(&mut self, id: PktId, before: u32) {
-        let after = self.arena.get(id).size;
-        let c = &mut self.rec.meta.conservation;
-        c.sent_bytes = c.sent_bytes + after as u64 - before as u64;
-    }
-
-    /// A packet the shim holds stays in flight (it is counted at the end of a run through `Shim::held`).
-    #[cold]
-    fn shim_action(&mut self, action: Action, id: PktId) -> bool {
-        match action {
-            Action::Pass => true,
-            Action::Hold => false,
-            Action::Consume => {
-                self.take_delivered(id);
-                false
-            }
-            Action::Drop => {
-                self.rec.meta.drops.vswitch += 1;
-                self.drop_pkt(id);
-                false
-            }
-        }
-    }
-
-    /// The extra delay a packet of this connection gets at its sending host.
-    fn delay_of(&self, id: PktId) -> Time {
-        let pkt = self.arena.get(id);
-        match self.hosts.slots.get(pkt.conn as usize).filter(|s| s.live && s.flow == pkt.flow) {
-            Some(s) if pkt.src == s.src => if pkt.payload == 0 { s.delay_ctl } else { s.delay_data },
-            Some(s) => s.delay_ack,
-            None => 0,
-        }
-    }
-
-    /// Send what a shim injected or released.
-    #[cold]
-    fn shim_emit(&mut self, h: u32, out: &mut ShimOut) {
-        let inject = std::mem::take(&mut out.inject);
-        let release = std::mem::take(&mut out.release);
-        let ids = inject.into_iter().map(|(to, pkt)| {
-            let id = self.arena.alloc(pkt);
-            self.count_sent(id);
-            (to, id)
-        });
-        let all: Vec<(Toward, PktId)> = ids.collect::<Vec<_>>().into_iter().chain(release).collect();
-        for (to, id) in all {
-            match to {
-                Toward::Network => {
-                    let d = self.delay_of(id);
-                    self.to_nic(id, d);
-                }
-                Toward::Transport => self.deliver(h, id),
-            }
-        }
     }
 
     /// The RTT sample an ACK just gave a traced flow (`record.rtt_samples`).
