@@ -8,14 +8,15 @@
 //!   this build side by side with another (`make bench` builds a baseline commit's with
 //!   `bench/build_base.sh`), N runs of each interleaved, both processes alternating which goes first;
 //!   prints per scenario the median packet-hops per CPU-second of each, their ratio and each one's peak
-//!   RSS, and writes them as JSON (default `bench-results/ab.json`). It asks the other build only for
+//!   RSS and peak data (anonymous memory, sampled: `run_one`), and writes them as JSON (default
+//!   `bench-results/ab.json`). It asks the other build only for
 //!   `--one SCENARIO`, which every dcnlab-bench since 0fb7fca answers with the same JSON.
 //!
 //! `--one SCENARIO` runs one scenario in this process and prints its JSON line.
 
 use dcnlab_sim::{Scenario, Sim};
 use serde_json::{json, Value};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 
 const DEFAULT: &[&str] = &[
     "bench/fattree_k8_websearch.toml",
@@ -79,13 +80,63 @@ fn one(path: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `exe --one path` in its own process: its JSON, or what it said on failing.
+/// `exe --one path` in its own process: its JSON, or what it said on failing. Where the machine tells
+/// (`/proc/PID/smaps_rollup`, Linux), `peak_data_bytes` is added: the most anonymous memory the process
+/// held — its heap, stacks and other private pages, what a run allocates — sampled every 20 ms. Peak RSS
+/// also counts the mapped binary and libraries, which grow with the code whatever a run does (this
+/// kernel maps nearly all of a binary's code: `bench/README.md`).
 fn run_one(exe: &std::path::Path, path: &str) -> Result<Value, String> {
-    let o = Command::new(exe).args(["--one", path]).output().map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if !o.status.success() {
-        return Err(String::from_utf8_lossy(&o.stderr).trim().to_string());
+    use std::io::Read;
+    let mut child = Command::new(exe)
+        .args(["--one", path])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    // Read both pipes beside the sampling, so a child that writes much never waits on a full pipe.
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                r.read_to_end(&mut buf).ok();
+            }
+            buf
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let rollup = format!("/proc/{}/smaps_rollup", child.id());
+    let mut data: Option<u64> = None;
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| format!("waiting for {}: {e}", exe.display()))? {
+            break s;
+        }
+        if let Some(b) = anonymous_bytes(&rollup) {
+            data = Some(data.unwrap_or(0).max(b));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    if !status.success() {
+        return Err(String::from_utf8_lossy(&stderr).trim().to_string());
     }
-    serde_json::from_slice(&o.stdout).map_err(|e| format!("{}: not benchmark JSON: {e}", exe.display()))
+    let mut v: Value = serde_json::from_slice(&stdout).map_err(|e| format!("{}: not benchmark JSON: {e}", exe.display()))?;
+    if let (Some(d), Some(o)) = (data, v.as_object_mut()) {
+        o.insert("peak_data_bytes".into(), json!(d));
+    }
+    Ok(v)
+}
+
+/// The `Anonymous:` line of a `smaps_rollup` file, in bytes.
+fn anonymous_bytes(rollup: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(rollup).ok()?;
+    let line = text.lines().find(|l| l.starts_with("Anonymous:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// Megabytes of a JSON byte count, `—` where it is missing.
+fn mb(v: &Value) -> String {
+    v.as_u64().map_or("—".into(), |b| format!("{:.1}", b as f64 / 1e6))
 }
 
 fn git_commit() -> String {
@@ -164,8 +215,8 @@ fn single(paths: &[String], out: &str, baseline: Option<&str>) -> ExitCode {
     let exe = std::env::current_exe().expect("own path");
     let mut results = Vec::new();
     println!(
-        "{:<52} {:>9} {:>6} {:>10} {:>11} {:>7} {:>11} {:>11} {:>9}",
-        "scenario", "sim s", "flows", "events", "pkt-hops", "CPU s", "events/s", "hops/s", "peak MB"
+        "{:<52} {:>9} {:>6} {:>10} {:>11} {:>7} {:>11} {:>11} {:>9} {:>9}",
+        "scenario", "sim s", "flows", "events", "pkt-hops", "CPU s", "events/s", "hops/s", "peak MB", "data MB"
     );
     for p in paths {
         let v = match run_one(&exe, p) {
@@ -178,7 +229,7 @@ fn single(paths: &[String], out: &str, baseline: Option<&str>) -> ExitCode {
         let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
         let name = v["name"].as_str().unwrap_or(p).chars().take(52).collect::<String>();
         print!(
-            "{:<52} {:>9.3} {:>6} {:>9.1}M {:>10.1}M {:>7.2} {:>10.2}M {:>10.2}M {:>9.1}",
+            "{:<52} {:>9.3} {:>6} {:>9.1}M {:>10.1}M {:>7.2} {:>10.2}M {:>10.2}M {:>9.1} {:>9}",
             name,
             f("sim_time_s"),
             f("flows"),
@@ -187,7 +238,8 @@ fn single(paths: &[String], out: &str, baseline: Option<&str>) -> ExitCode {
             f("cpu_s"),
             f("events_per_cpu_s") / 1e6,
             f("hops_per_cpu_s") / 1e6,
-            f("peak_rss_bytes") / 1e6
+            f("peak_rss_bytes") / 1e6,
+            mb(&v["peak_data_bytes"])
         );
         if let Some(b) = base.as_ref().and_then(|b| b["results"].as_array()).and_then(|a| a.iter().find(|x| x["scenario"] == v["scenario"])) {
             let prev = b["hops_per_cpu_s"].as_f64().unwrap_or(f64::NAN);
@@ -214,6 +266,8 @@ struct Pair {
     name: String,
     hops_per_cpu_s: [Vec<f64>; 2],
     peak_rss: [u64; 2],
+    /// The most anonymous memory seen (`run_one`), where the machine tells.
+    peak_data: [Option<u64>; 2],
     packet_hops: [u64; 2],
     /// Why the other build could not run it (then only this build's figures are shown).
     base_error: Option<String>,
@@ -234,6 +288,7 @@ fn against(other: &str, base_name: &str, runs: usize, paths: &[String], out: &st
             name: p.clone(),
             hops_per_cpu_s: [Vec::new(), Vec::new()],
             peak_rss: [0; 2],
+            peak_data: [None; 2],
             packet_hops: [0; 2],
             base_error: None,
         })
@@ -252,6 +307,9 @@ fn against(other: &str, base_name: &str, runs: usize, paths: &[String], out: &st
                         let h = v["hops_per_cpu_s"].as_f64().unwrap_or(f64::NAN);
                         pair.hops_per_cpu_s[i].push(h);
                         pair.peak_rss[i] = pair.peak_rss[i].max(v["peak_rss_bytes"].as_u64().unwrap_or(0));
+                        if let Some(d) = v["peak_data_bytes"].as_u64() {
+                            pair.peak_data[i] = Some(pair.peak_data[i].unwrap_or(0).max(d));
+                        }
                         pair.packet_hops[i] = v["packet_hops"].as_u64().unwrap_or(0);
                         if i == 1 {
                             pair.name = v["name"].as_str().unwrap_or(&pair.path).to_string();
@@ -272,33 +330,39 @@ fn against(other: &str, base_name: &str, runs: usize, paths: &[String], out: &st
         }
     }
     println!(
-        "\nmedian packet-hops per CPU-second over {runs} interleaved runs; ratio = this tree / {}\n{:<44} {:>12} {:>12} {:>8} {:>12} {:>12}",
-        names[0], "scenario", names[0], names[1], "ratio", "peak MB base", "peak MB this"
+        "\nmedian packet-hops per CPU-second over {runs} interleaved runs; ratio = this tree / {}; peak RSS and peak \
+         data (anonymous memory: heap, stacks), MB, the most of any run\n{:<44} {:>12} {:>12} {:>8} {:>10} {:>10} {:>10} {:>10}",
+        names[0], "scenario", names[0], names[1], "ratio", "RSS base", "RSS this", "data base", "data this"
     );
     let mut results = Vec::new();
     for p in &pairs {
         let med = [median(&p.hops_per_cpu_s[0]), median(&p.hops_per_cpu_s[1])];
         let ratio = med[1] / med[0];
+        let data = p.peak_data.map(|d| mb(&json!(d)));
         if p.base_error.is_some() {
             println!(
-                "{:<44} {:>12} {:>11.2}M {:>8} {:>12} {:>12.1}   ({} cannot run it)",
+                "{:<44} {:>12} {:>11.2}M {:>8} {:>10} {:>10.1} {:>10} {:>10}   ({} cannot run it)",
                 p.name.chars().take(44).collect::<String>(),
                 "—",
                 med[1] / 1e6,
                 "—",
                 "—",
                 p.peak_rss[1] as f64 / 1e6,
+                "—",
+                data[1],
                 names[0]
             );
         } else {
             println!(
-            "{:<44} {:>11.2}M {:>11.2}M {:>7.3}× {:>12.1} {:>12.1}",
-            p.name.chars().take(44).collect::<String>(),
-            med[0] / 1e6,
-            med[1] / 1e6,
-            ratio,
-            p.peak_rss[0] as f64 / 1e6,
-            p.peak_rss[1] as f64 / 1e6
+                "{:<44} {:>11.2}M {:>11.2}M {:>7.3}× {:>10.1} {:>10.1} {:>10} {:>10}",
+                p.name.chars().take(44).collect::<String>(),
+                med[0] / 1e6,
+                med[1] / 1e6,
+                ratio,
+                p.peak_rss[0] as f64 / 1e6,
+                p.peak_rss[1] as f64 / 1e6,
+                data[0],
+                data[1]
             );
         }
         if p.base_error.is_none() && p.packet_hops[0] != p.packet_hops[1] {
@@ -315,6 +379,8 @@ fn against(other: &str, base_name: &str, runs: usize, paths: &[String], out: &st
             "ratio": num(ratio),
             "base_peak_rss_bytes": p.peak_rss[0],
             "peak_rss_bytes": p.peak_rss[1],
+            "base_peak_data_bytes": p.peak_data[0],
+            "peak_data_bytes": p.peak_data[1],
             "base_packet_hops": p.packet_hops[0],
             "packet_hops": p.packet_hops[1],
             "base_error": p.base_error,

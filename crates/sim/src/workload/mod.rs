@@ -213,6 +213,9 @@ impl Entry {
 #[derive(Default)]
 pub struct Workload {
     pub sources: Vec<Entry>,
+    /// The flows the entries will start at most (each source's count once the build has run), as checked
+    /// against [`MAX_FLOWS`].
+    pub flows: u64,
     pub active_flows: u64,
     /// The jobs of the entries made of jobs (`jobs.rs`): the `jobs` table.
     pub jobs: Vec<crate::records::JobRow>,
@@ -300,6 +303,7 @@ pub fn build(
             blocked: false,
         });
     }
+    w.flows = total;
     Ok(w)
 }
 
