@@ -450,3 +450,28 @@ fn main() -> ExitCode {
         None => single(&paths, out.as_deref().unwrap_or("bench-results/bench.json"), baseline.as_deref()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::anonymous_bytes;
+
+    /// Peak data is read from the `Anonymous:` line (kB), not from `Rss:` or `Anonymous` lines of
+    /// other kinds.
+    #[test]
+    fn peak_data_reads_the_anonymous_line() {
+        let dir = std::env::temp_dir().join(format!("dcnlab-bench-rollup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("smaps_rollup");
+        let text = "55d0-7ffd ---p 00000000 00:00 0  [rollup]\nRss:                6800 kB\nPss_Anon:            900 kB\n\
+                    Anonymous:          2524 kB\nAnonHugePages:         0 kB\n";
+        std::fs::write(&f, text).unwrap();
+        assert_eq!(anonymous_bytes(f.to_str().unwrap()), Some(2524 * 1024));
+        std::fs::write(&f, "Rss: 6800 kB\n").unwrap();
+        assert_eq!(anonymous_bytes(f.to_str().unwrap()), None);
+        assert_eq!(anonymous_bytes(dir.join("missing").to_str().unwrap()), None);
+        std::fs::remove_dir_all(&dir).ok();
+        if cfg!(target_os = "linux") {
+            assert!(anonymous_bytes("/proc/self/smaps_rollup").is_some_and(|b| b > 0));
+        }
+    }
+}
