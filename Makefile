@@ -51,7 +51,7 @@ test: test-rust test-python
 BASE ?= 0fb7fca
 RUNS ?= 5
 bench:
-	cargo build --release -p dcnlab-sim --bins
+	cargo build --release --bins
 	base=$$(bench/build_base.sh $(BASE)) && \
 		./target/release/dcnlab-bench --against "$$base" --base-name $(BASE) --runs $(RUNS) --out bench-results/ab.json
 

@@ -13,6 +13,8 @@ if [ ! -x "$exe" ]; then
     mkdir -p "$dir/src"
     git archive "$commit" | tar -x -C "$dir/src"
     # From inside the copy, so that its own cargo configuration applies.
-    (cd "$dir/src" && cargo build --release -p dcnlab-sim --bins --target-dir ../target) >&2
+    # The whole workspace's features, as `cargo build --release` resolves them: the same symbols, so that
+    # the code order of crates/sim/link/hot.ld applies to this build as to the tree's (bench/order/README.md).
+    (cd "$dir/src" && cargo build --release --bins --target-dir ../target) >&2
 fi
 echo "$exe"

@@ -134,6 +134,41 @@ fn anonymous_bytes(rollup: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
 }
 
+/// The size of section `name` in the ELF binary at `path` (64-bit, little-endian), if it has one.
+fn section_size(path: &std::path::Path, name: &str) -> Option<u64> {
+    let b = std::fs::read(path).ok()?;
+    let at = |o: usize, n: usize| -> Option<u64> {
+        let mut v = [0u8; 8];
+        v[..n].copy_from_slice(b.get(o..o + n)?);
+        Some(u64::from_le_bytes(v))
+    };
+    if b.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let (shoff, shentsize, shnum, shstrndx) = (at(0x28, 8)? as usize, at(0x3a, 2)? as usize, at(0x3c, 2)?, at(0x3e, 2)? as usize);
+    let header = |i: usize| shoff + i * shentsize;
+    let names = at(header(shstrndx) + 0x18, 8)? as usize;
+    (0..shnum as usize).find_map(|i| {
+        let start = names + at(header(i), 4)? as usize;
+        let end = start + b.get(start..)?.iter().position(|&c| c == 0)?;
+        if &b[start..end] == name.as_bytes() {
+            at(header(i) + 0x20, 8)
+        } else {
+            None
+        }
+    })
+}
+
+/// What a build's code order is: the size of its `.text.hot`, the functions `crates/sim/build.rs` links
+/// first. Without it (a build whose symbols `crates/sim/link/hot.ld` does not name) the binary's code is
+/// spread, and a run's peak RSS counts nearly all of it.
+fn code_order(exe: &std::path::Path) -> String {
+    match section_size(exe, ".text.hot") {
+        Some(b) => format!("{} KB of hot code linked first", b / 1024),
+        None => "no code linked first (no .text.hot)".into(),
+    }
+}
+
 /// Megabytes of a JSON byte count, `—` where it is missing.
 fn mb(v: &Value) -> String {
     v.as_u64().map_or("—".into(), |b| format!("{:.1}", b as f64 / 1e6))
@@ -249,6 +284,7 @@ fn single(paths: &[String], out: &str, baseline: Option<&str>) -> ExitCode {
         results.push(v);
     }
     write_json(out, &json!({ "commit": git_commit(), "results": results }));
+    println!("this build: {} (bench/order/README.md)", code_order(&exe));
     let mut ok = true;
     if let Some(b1) = results.iter().find(|v| v["scenario"].as_str().is_some_and(is_bench1)) {
         ok = goals(b1["hops_per_cpu_s"].as_f64().unwrap(), b1["peak_rss_bytes"].as_u64().unwrap());
@@ -390,6 +426,7 @@ fn against(other: &str, base_name: &str, runs: usize, paths: &[String], out: &st
         out,
         &json!({ "date": today(), "base": names[0], "base_exe": other, "commit": names[1], "runs": runs, "results": results }),
     );
+    println!("{}: {}; {}: {} (bench/order/README.md)", names[0], code_order(&exes[0]), names[1], code_order(&exes[1]));
     let mut ok = true;
     if let Some(b1) = pairs.iter().find(|p| is_bench1(&p.path)) {
         ok = goals(median(&b1.hops_per_cpu_s[1]), b1.peak_rss[1]);
@@ -453,7 +490,21 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::anonymous_bytes;
+    use super::{anonymous_bytes, section_size};
+
+    /// A binary's sections are found by name: this test binary has a `.text` (and no `.text.none`); a
+    /// file that is not ELF has none.
+    #[test]
+    fn a_section_size_is_read_from_the_binary() {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        let exe = std::env::current_exe().unwrap();
+        let text = section_size(&exe, ".text").expect("a .text");
+        assert!(text > 100_000 && text < std::fs::metadata(&exe).unwrap().len(), "{text}");
+        assert_eq!(section_size(&exe, ".text.none"), None);
+        assert_eq!(section_size(std::path::Path::new("Cargo.toml"), ".text"), None);
+    }
 
     /// Peak data is read from the `Anonymous:` line (kB), not from `Rss:` or `Anonymous` lines of
     /// other kinds.
