@@ -83,8 +83,8 @@ fn one(path: &str) -> ExitCode {
 /// `exe --one path` in its own process: its JSON, or what it said on failing. Where the machine tells
 /// (`/proc/PID/smaps_rollup`, Linux), `peak_data_bytes` is added: the most anonymous memory the process
 /// held — its heap, stacks and other private pages, what a run allocates — sampled every 20 ms. Peak RSS
-/// also counts the mapped binary and libraries, which grow with the code whatever a run does (this
-/// kernel maps nearly all of a binary's code: `bench/README.md`).
+/// also counts the mapped binary and libraries: the code resident grows with the binary's size and with
+/// how its executed code lies in it (`bench/order/README.md`).
 fn run_one(exe: &std::path::Path, path: &str) -> Result<Value, String> {
     use std::io::Read;
     let mut child = Command::new(exe)
