@@ -14,6 +14,16 @@ fn pops_in_time_then_insertion_order() {
     }
 }
 
+/// Pop one entry into `popped`, and into `expect` what the reference says comes next: the smallest (time,
+/// id) pending, taken out of it. Returns the popped entry's time.
+fn pop_against(q: &mut EventQueue<u64>, reference: &mut Vec<(Time, u64)>, popped: &mut Vec<(Time, u64)>, expect: &mut Vec<(Time, u64)>) -> Time {
+    let (t, e) = q.pop().unwrap();
+    popped.push((t, e));
+    let (i, _) = reference.iter().enumerate().min_by_key(|(_, x)| **x).unwrap();
+    expect.push(reference.swap_remove(i));
+    t
+}
+
 fn pops_in_order(mut q: EventQueue<u64>) {
     let mut rng = crate::rng::stream(1, "q", 0);
     let mut reference: Vec<(Time, u64)> = Vec::new();
@@ -42,12 +52,7 @@ fn pops_in_order(mut q: EventQueue<u64>) {
             reference.push((t, id));
             id += 1;
         } else {
-            let (t, e) = q.pop().unwrap();
-            now = t;
-            popped.push((t, e));
-            // The reference: smallest (t, id) pending.
-            let (i, _) = reference.iter().enumerate().min_by_key(|(_, x)| **x).unwrap();
-            expect.push(reference.swap_remove(i));
+            now = pop_against(&mut q, &mut reference, &mut popped, &mut expect);
         }
         assert_eq!(q.len(), reference.len());
     }
@@ -173,11 +178,7 @@ fn crowded_slot_pops_in_time_then_insertion_order() {
                 push(&mut q, &mut reference, id, now, &mut rng);
                 id += 1;
             } else {
-                let (t, e) = q.pop().unwrap();
-                now = t;
-                popped.push((t, e));
-                let (i, _) = reference.iter().enumerate().min_by_key(|(_, x)| **x).unwrap();
-                expect.push(reference.swap_remove(i));
+                now = pop_against(&mut q, &mut reference, &mut popped, &mut expect);
             }
             assert_eq!(q.len(), reference.len());
             assert_eq!(q.iter().count(), reference.len());

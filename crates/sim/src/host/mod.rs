@@ -347,7 +347,7 @@ impl Sim {
                 let pkt = self.arena.get(id);
                 // What the general path would find (every test checks it on every packet it sends).
                 debug_assert_eq!((nic, hop), (self.net.nic(pkt.src), self.next_hop(self.net.nic(pkt.src), pkt.dst, pkt.hash)));
-                let qi = (pkt.prio as usize).min(self.net.ports[nic as usize].queues.len() - 1);
+                let qi = self.net.ports[nic as usize].queue_for(pkt.prio);
                 self.port_push_hop(nic, qi, id, hop);
             }
         }
@@ -379,7 +379,7 @@ impl Sim {
     pub(crate) fn nic_release(&mut self, id: PktId) {
         let pkt = self.arena.get(id);
         let p = self.net.nic(pkt.src);
-        let qi = (pkt.prio as usize).min(self.net.ports[p as usize].queues.len() - 1);
+        let qi = self.net.ports[p as usize].queue_for(pkt.prio);
         self.port_push(p, qi, id);
     }
 

@@ -1,8 +1,8 @@
 //! A host's packets through its vSwitch slot (`vswitch/`): the calls into the shim on the way out and in,
 //! and what its answer does to the run — conservation byte for byte, drops, what it injects or releases.
 
-use super::vswitch::{Action, Shim, ShimOut, Toward};
-use crate::net::packet::PktId;
+use super::vswitch::{Action, Shim, ShimOut, Toward, VSwitch};
+use crate::net::packet::{Packet, PktId};
 use crate::sim::Sim;
 use crate::units::Time;
 
@@ -10,28 +10,25 @@ impl Sim {
     /// Show a packet leaving host `h`'s transports to its vSwitch; true if it goes on to the NIC.
     #[cold]
     pub(super) fn shim_egress(&mut self, h: u32, id: PktId) -> bool {
-        let now = self.now();
-        let mut out = std::mem::take(&mut self.hosts.shim_out);
-        let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
-        let pkt = self.arena.get_mut(id);
-        let before = pkt.size;
-        let action = vs.egress(now, id, pkt, &mut out);
-        self.shim_resized(id, before);
-        let pass = self.shim_action(action, id);
-        self.shim_emit(h, &mut out);
-        self.hosts.shim_out = out;
-        pass
+        self.shim_see(h, id, VSwitch::egress)
     }
 
     /// Show a packet arriving at host `h` to its vSwitch; true if it goes on to the transport.
     #[cold]
     pub(super) fn shim_ingress(&mut self, h: u32, id: PktId) -> bool {
+        self.shim_see(h, id, VSwitch::ingress)
+    }
+
+    /// Host `h`'s vSwitch sees packet `id` through `hook` (its egress or ingress); then the packet's size
+    /// change, the shim's action and what it emitted take effect. True if the packet goes on.
+    #[cold]
+    fn shim_see(&mut self, h: u32, id: PktId, hook: fn(&mut VSwitch, Time, PktId, &mut Packet, &mut ShimOut) -> Action) -> bool {
         let now = self.now();
         let mut out = std::mem::take(&mut self.hosts.shim_out);
         let vs = self.hosts.hosts[h as usize].vswitch.as_mut().unwrap();
         let pkt = self.arena.get_mut(id);
         let before = pkt.size;
-        let action = vs.ingress(now, id, pkt, &mut out);
+        let action = hook(vs, now, id, pkt, &mut out);
         self.shim_resized(id, before);
         let pass = self.shim_action(action, id);
         self.shim_emit(h, &mut out);

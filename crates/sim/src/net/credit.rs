@@ -137,7 +137,7 @@ impl Sim {
     pub(crate) fn credit_return(&mut self, from: u32, id: PktId) {
         let pkt = self.arena.get(id);
         let port = &self.net.ports[from as usize];
-        let vl = (pkt.prio as usize).min(port.queues.len() - 1) as u8;
+        let vl = port.queue_for(pkt.prio) as u8;
         let ev = Ev::Credit { port: from, vl, blocks: blocks(pkt.size as u64) as u32 };
         let t = self.now() + port.delay;
         self.push(t, ev);
@@ -179,7 +179,7 @@ impl Sim {
         pkt.in_port = inp as u16;
         let (size, prio) = (pkt.size as u64, pkt.prio);
         let port = &mut self.net.ports[p as usize];
-        let qi = (prio as usize).min(port.queues.len() - 1);
+        let qi = port.queue_for(prio);
         let ctx = port.ctx(qi, now, mtu);
         let q = &mut port.queues[qi];
         let sw = &mut self.net.switches[s as usize];
@@ -208,11 +208,10 @@ impl Sim {
         let full = self.net.credit.as_ref()?.blocks;
         let n = self.net.ports.len();
         let mut count: Vec<[u64; 8]> = self.net.ports.iter().map(|p| p.fc().credits).collect();
-        let vl = |p: &super::port::Port, prio: u8| (prio as usize).min(p.queues.len() - 1);
         for (i, p) in self.net.ports.iter().enumerate() {
             for id in p.pipe.iter(&self.arena) {
                 let pkt = self.arena.get(id);
-                count[i][vl(p, pkt.prio)] += blocks(pkt.size as u64);
+                count[i][p.queue_for(pkt.prio)] += blocks(pkt.size as u64);
             }
             if let Owner::Switch(_) = p.owner {
                 let p0 = self.net.node_ports[p.node as usize].0;
@@ -220,7 +219,7 @@ impl Sim {
                     for id in q.fifo.iter(&self.arena) {
                         let pkt = self.arena.get(id);
                         let from = self.net.ports[(p0 + pkt.in_port as u32) as usize].rev as usize;
-                        count[from][vl(&self.net.ports[from], pkt.prio)] += blocks(pkt.size as u64);
+                        count[from][self.net.ports[from].queue_for(pkt.prio)] += blocks(pkt.size as u64);
                     }
                 }
             }

@@ -123,7 +123,7 @@ impl Sim {
     #[cold]
     pub(crate) fn lossless_drop(&mut self, p: u32, prio: u8, why: &str) {
         let port = &self.net.ports[p as usize];
-        let q = &port.queues[(prio as usize).min(port.queues.len() - 1)];
+        let q = &port.queues[port.queue_for(prio)];
         let msg = format!(
             "a lossless packet was dropped at {} port {} priority {prio} ({why}; {} drops, {} packets sent there)",
             self.rec.meta.node_names[port.node as usize], port.local, q.count.drops, q.count.tx_pkts

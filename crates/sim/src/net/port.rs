@@ -175,6 +175,13 @@ impl Default for FlowCtl {
 const _: () = assert!(std::mem::size_of::<Port>() == 256 && std::mem::size_of::<Queue>() == 256);
 
 impl Port {
+    /// The queue a packet of priority `prio` goes to (and, under credits, its virtual lane): its own
+    /// index, or the last queue where the port has fewer.
+    #[inline(always)]
+    pub fn queue_for(&self, prio: u8) -> usize {
+        (prio as usize).min(self.queues.len() - 1)
+    }
+
     /// This port's flow-control state (all zero, not credit-limited, if it has never needed any).
     #[inline]
     pub fn fc(&self) -> &FlowCtl {
@@ -515,7 +522,7 @@ impl Sim {
         if (port.paused & bit != 0) == on {
             return;
         }
-        let qi = (prio as usize).min(port.queues.len() - 1);
+        let qi = port.queue_for(prio);
         if on {
             port.paused |= bit;
             port.fc_mut().paused_since[prio as usize] = now;

@@ -50,7 +50,7 @@ impl Sim {
         let pkt = self.arena.get_mut(id);
         let size = pkt.size as u64;
         let port = &mut self.net.ports[p as usize];
-        let qi = (pkt.prio as usize).min(port.queues.len() - 1);
+        let qi = port.queue_for(pkt.prio);
         let sw = &mut self.net.switches[s as usize];
         if port.bytes + size > port.limit {
             port.queues[qi].count_drop();
@@ -94,7 +94,7 @@ impl Sim {
         }
         let p = self.egress(s, id, hop);
         let pkt = self.arena.get(id);
-        let qi = (pkt.prio as usize).min(self.net.ports[p as usize].queues.len() - 1);
+        let qi = self.net.ports[p as usize].queue_for(pkt.prio);
         let inp = self.net.ports[self.net.ports[from as usize].rev as usize].local;
         self.lossless_enqueue(s, inp, id, p, qi);
         true
